@@ -1,0 +1,96 @@
+"""Building and raising assertion messages, and running student code quietly.
+
+Messages follow ``torch.testing.assert_close``: what was compared, then the
+metadata (shape, dtype, device), then how many elements differ and by how
+much.  They never include a reference value, only differences.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+from .misconceptions import (
+    DEVICE_NOT_KEPT,
+    DTYPE_CHANGED,
+    GRAPH_CUT,
+    INTEGER_REQUIRES_GRAD,
+    NUMPY_NOT_DETACHED,
+    UPDATE_TRACKED,
+    VIEW_NON_CONTIGUOUS,
+    Misconception,
+)
+
+Hint = Misconception | str | None
+
+# Substrings of PyTorch error messages and the misconception each reveals.
+_KNOWN_ERRORS: tuple[tuple[str, Misconception], ...] = (
+    ("Only Tensors of floating point", INTEGER_REQUIRES_GRAD),
+    ("view size is not compatible", VIEW_NON_CONTIGUOUS),
+    ("leaf Variable that requires grad is being used in an in-place", UPDATE_TRACKED),
+    ("Can't call numpy() on Tensor that requires grad", NUMPY_NOT_DETACHED),
+    ("can't convert cuda", NUMPY_NOT_DETACHED),
+    ("does not require grad and does not have a grad_fn", GRAPH_CUT),
+    ("Expected all tensors to be on the same device", DEVICE_NOT_KEPT),
+    ("is not on the expected device", DEVICE_NOT_KEPT),
+    ("found at least two devices", DEVICE_NOT_KEPT),
+    ("to have the same dtype", DTYPE_CHANGED),
+    ("expected scalar type", DTYPE_CHANGED),
+    ("result type Float can't be cast", DTYPE_CHANGED),
+)
+
+
+def fail(lines: list[str] | str, hint: Hint = None) -> NoReturn:
+    """Raise the AssertionError a student reads, with the hint last."""
+    text = [lines] if isinstance(lines, str) else list(lines)
+    if hint is not None:
+        text.append("")
+        text.append(str(hint))
+    raise AssertionError("\n".join(text))
+
+
+def diagnose(error: BaseException) -> Misconception | None:
+    message = str(error)
+    for fragment, misconception in _KNOWN_ERRORS:
+        if fragment in message:
+            return misconception
+    return None
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Silence warnings: nbgrader gives zero to a test cell that writes to stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def call(fn: Callable[..., Any], *args: Any, name: str | None = None, hint: Hint = None, **kwargs: Any) -> Any:
+    """Call student code quietly; an exception becomes a readable AssertionError.
+
+    The message names the function and the exception, and the misconception
+    when the error text reveals one (``hint`` overrides that guess).
+    """
+    label = name or getattr(fn, "__name__", "the function")
+    try:
+        with quiet():
+            return fn(*args, **kwargs)
+    except AssertionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any student error becomes feedback
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        fail(
+            f"Calling {label}() raised {type(error).__name__}: {first_line}",
+            hint if hint is not None else diagnose(error),
+        )
+
+
+def describe(value: Any) -> str:
+    """Metadata of a value, never its contents."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}, dtype {value.dtype}, device {value.device}"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,124 @@
+"""The catalogue of misconceptions the hidden tests recognise.
+
+Every assertion message that names a misconception starts its last paragraph
+with ``Likely cause [<code>]:`` so feedback, statistics and the dashboard can
+count them without parsing prose.  The texts explain the mistake; they never
+contain an expected value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Misconception:
+    code: str
+    explanation: str
+
+    def __str__(self) -> str:
+        return f"Likely cause [{self.code}]: {self.explanation}"
+
+
+GRAD_ACCUMULATED = Misconception(
+    "grad-not-zeroed",
+    "gradients accumulate across backward() calls; clear them (p.grad = None "
+    "or p.grad.zero_()) once per step, before the next backward().",
+)
+GRAD_ZEROED_BEFORE_UPDATE = Misconception(
+    "grad-zeroed-before-update",
+    "the gradients were cleared between backward() and the update, so the "
+    "update used zeros; clear them after the update or before backward().",
+)
+SUM_NOT_MEAN = Misconception(
+    "sum-instead-of-mean",
+    "the loss is a mean, but the gradient is a whole number of times too "
+    "large, as if the loss used sum(); divide by the number of elements "
+    "(mean()).",
+)
+UPDATE_TRACKED = Misconception(
+    "update-outside-no-grad",
+    "the parameter update was recorded by autograd (it gained a grad_fn or "
+    "stopped being a leaf); update parameters in place inside "
+    "`with torch.no_grad():`.",
+)
+PARAM_REPLACED = Misconception(
+    "param-replaced",
+    "the update built a new tensor instead of changing the caller's parameter; "
+    "update in place (w -= lr * w.grad) inside `with torch.no_grad():`.",
+)
+GRAPH_CUT = Misconception(
+    "graph-cut",
+    ".item(), float(), .detach() or a NumPy round trip inside the computation "
+    "leaves the autograd graph, so backward() cannot reach the inputs; keep "
+    "every step a torch operation on tensors.",
+)
+GRAD_READ_BEFORE_BACKWARD = Misconception(
+    "grad-before-backward",
+    ".grad is None until backward() has run; call backward() on the scalar "
+    "loss first, then read .grad.",
+)
+INTEGER_REQUIRES_GRAD = Misconception(
+    "integer-requires-grad",
+    "only floating-point (or complex) tensors can require gradients; create "
+    "the tensor with a float dtype such as torch.float32.",
+)
+DTYPE_CHANGED = Misconception(
+    "dtype-changed",
+    "the function changed the dtype of its input (float32 in, float64 out or "
+    "the reverse); build new tensors with dtype=x.dtype, and convert float64 "
+    "NumPy data with .float() before mixing it with float32 weights.",
+)
+DEVICE_NOT_KEPT = Misconception(
+    "device-not-kept",
+    "the function creates tensors on the CPU regardless of where its input "
+    "lives (or moves only some operands); create new tensors with "
+    "device=x.device, or use helpers like torch.zeros_like(x).",
+)
+UNINTENDED_BROADCAST = Misconception(
+    "unintended-broadcast",
+    "two operands with different shapes, such as (N,) and (N, 1), were "
+    "broadcast into an (N, N) matrix; make the shapes agree (squeeze or "
+    "reshape) before combining them.",
+)
+VIEW_NON_CONTIGUOUS = Misconception(
+    "view-non-contiguous",
+    ".view() only works on contiguous memory; a transposed or permuted input "
+    "needs .reshape() (or .contiguous() first).",
+)
+INPUT_MUTATED = Misconception(
+    "input-mutated",
+    "the function changed the caller's input in place; compute a new tensor "
+    "instead of editing the argument.",
+)
+HARD_CODED = Misconception(
+    "hard-coded",
+    "the function gives the right answer for the visible example but not for "
+    "other inputs; compute the result from the arguments instead of "
+    "returning fixed numbers.",
+)
+NOT_MANUAL = Misconception(
+    "not-manual",
+    "this task asks for the hand-written computation; torch.optim, nn.Linear, "
+    "nn.MSELoss / F.mse_loss and torch.linalg solvers do the work for you here.",
+)
+NO_GRAD_TRACKED = Misconception(
+    "graph-recorded-in-inference",
+    "inference should run under torch.no_grad() or torch.inference_mode(); "
+    "the result still records a graph.  (model.eval() is not a gradient "
+    "mode: it only changes layers such as dropout.)",
+)
+NUMPY_NOT_DETACHED = Misconception(
+    "numpy-needs-detach-cpu",
+    ".numpy() refuses tensors that require grad or live on another device; "
+    "use .detach().cpu().numpy().",
+)
+NUMPY_COPY = Misconception(
+    "numpy-copied",
+    "torch.from_numpy() shares memory with the array; torch.tensor() and "
+    "torch.as_tensor(..., dtype=other) make a copy.",
+)
+
+ALL: tuple[Misconception, ...] = tuple(
+    value for value in globals().values() if isinstance(value, Misconception)
+)

@@ -1,0 +1,130 @@
+"""The course on disk, and the stock nbgrader commands that act on it.
+
+Everything here calls the real ``nbgrader`` command line in a subprocess,
+with this environment's ``bin`` first on ``PATH`` (nbgrader creates its
+gradebook by running the ``alembic`` executable found there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+COURSE_FILES = ("nbgrader_config.py", "source", "release")
+
+
+class NbgraderError(RuntimeError):
+    """A stock nbgrader command failed; the message carries its output."""
+
+
+@dataclass(frozen=True)
+class CellScore:
+    """One graded test cell of one submission, as the gradebook records it."""
+
+    student: str
+    assignment: str
+    notebook: str
+    grade_id: str
+    score: float
+    max_score: float
+
+
+def assignments(root: Path = REPO_ROOT) -> list[str]:
+    """Assignment names, in course order (the folder names under source/)."""
+    return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def environment(root: Path, db_url: str | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    bin_dir = str(Path(sys.executable).parent)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    env["GRADER_COURSE_ROOT"] = str(root)
+    if db_url:
+        env["GRADER_DB_URL"] = db_url
+    # torch and BLAS threads: one per kernel, so parallel gradings do not oversubscribe the cores
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    env.pop("PYTHONWARNINGS", None)
+    return env
+
+
+def nbgrader(root: Path, *args: str, timeout: float = 3600, db_url: str | None = None) -> str:
+    """Run ``nbgrader ARGS`` in the course at ``root``; return its output, raise on failure."""
+    command = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    proc = subprocess.run(
+        command,
+        cwd=root,
+        env=environment(root, db_url),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise NbgraderError(f"`nbgrader {' '.join(args)}` failed (exit {proc.returncode}):\n{output[-6000:]}")
+    return output
+
+
+def generate_releases(root: Path = REPO_ROOT, names: Iterable[str] | None = None) -> None:
+    """``nbgrader generate_assignment --force`` for each assignment (all by default)."""
+    for name in names or assignments(root):
+        nbgrader(root, "generate_assignment", name, "--force")
+
+
+def copy_course(destination: Path, root: Path = REPO_ROOT) -> Path:
+    """A working copy of the course (config, source, release) with no run-time data."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        src = root / name
+        if src.is_dir():
+            shutil.copytree(src, destination / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        else:
+            shutil.copy2(src, destination / name)
+    return destination
+
+
+def place_submission(root: Path, student: str, assignment: str, notebook: Path) -> Path:
+    """Put a notebook where ``nbgrader autograde`` looks for it."""
+    target = root / "submitted" / student / assignment
+    target.mkdir(parents=True, exist_ok=True)
+    destination = target / f"{assignment}.ipynb"
+    shutil.copy2(notebook, destination)
+    return destination
+
+
+def autograde(root: Path, assignment: str, student: str | None = None) -> str:
+    """Stock ``nbgrader autograde`` (creating unknown students), as a TA runs it."""
+    args = ["autograde", assignment, "--create", "--force"]
+    if student:
+        args += ["--student", student]
+    return nbgrader(root, *args)
+
+
+def cell_scores(root: Path, assignment: str, db_url: str | None = None) -> list[CellScore]:
+    """Every test cell's score for ``assignment``, read through nbgrader's Gradebook API."""
+    from nbgrader.api import Gradebook
+
+    url = db_url or f"sqlite:///{root / 'gradebook.db'}"
+    rows: list[CellScore] = []
+    with Gradebook(url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    rows.append(
+                        CellScore(
+                            student=submission.student.id,
+                            assignment=assignment,
+                            notebook=notebook.name,
+                            grade_id=grade.name,
+                            score=float(grade.score),
+                            max_score=float(grade.max_score),
+                        )
+                    )
+    return rows

@@ -1,0 +1,47 @@
+"""The course's single source of configuration.
+
+Stock nbgrader reads this file (``nbgrader generate_assignment``,
+``nbgrader autograde``, the formgrader), and so does the ``grader`` package.
+Environment overrides, for tests and deployments only:
+``GRADER_COURSE_ROOT`` (where source/, release/, submitted/ ... live) and
+``GRADER_DB_URL`` (the gradebook).
+"""
+
+import os
+
+c = get_config()  # type: ignore[name-defined]  # noqa: F821 - injected by traitlets
+
+ROOT = os.environ.get("GRADER_COURSE_ROOT") or os.path.dirname(os.path.abspath(__file__))
+
+# --- the course --------------------------------------------------------------
+c.CourseDirectory.course_id = "pytorch101"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or "sqlite:///" + os.path.join(ROOT, "gradebook.db")
+
+# --- student releases ----------------------------------------------------------
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+# A release must never be stale: generate_assignment keeps an old one and exits 0 without --force.
+c.GenerateAssignment.force = True
+
+# --- grading -------------------------------------------------------------------
+# Per-cell execution limit in seconds.  A cell that runs longer is interrupted and scores 0.
+c.Execute.timeout = 30
+c.Execute.startup_timeout = 60
+c.Execute.interrupt_on_timeout = True
+# Decided deliberately: a test cell the student deleted is put back and run, so it is graded on
+# the student's code (rather than silently missing from the notebook), and the student is told.
+c.OverwriteCells.add_missing_cells = True
+# A correct solution must never lose points to a warning.  nbgrader scores any stderr output of a
+# test cell as a failure; torch warns on stderr in legitimate code (float() of a tensor that
+# requires grad, for one).  Python warnings have the shape "FILE:LINE: SomethingWarning: text".
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"(?m)^.*:\d+: \w*Warning: "
+c.LimitOutput.max_lines = 1000
+c.LimitOutput.max_traceback = 100
+
+# --- late policy -----------------------------------------------------------------
+# 10% of the score per started day late, after 15 minutes of grace; nothing after 10 days.
+c.AssignLatePenalties.plugin_class = "grader.late_policy.PercentPerDay"
+c.PercentPerDay.percent_per_day = 10.0
+c.PercentPerDay.grace_minutes = 15.0
