@@ -99,9 +99,9 @@ def place_submission(root: Path, student: str, assignment: str, notebook: Path) 
     return destination
 
 
-def autograde(root: Path, assignment: str, student: str | None = None) -> str:
+def autograde(root: Path, assignment: str, student: str | None = None, *extra: str) -> str:
     """Stock ``nbgrader autograde`` (creating unknown students), as a TA runs it."""
-    args = ["autograde", assignment, "--create", "--force"]
+    args = ["autograde", assignment, "--create", "--force", *extra]
     if student:
         args += ["--student", student]
     return nbgrader(root, *args)

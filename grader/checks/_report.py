@@ -79,7 +79,7 @@ def call(fn: Callable[..., Any], *args: Any, name: str | None = None, hint: Hint
             return fn(*args, **kwargs)
     except AssertionError:
         raise
-    except Exception as error:  # noqa: BLE001 - any student error becomes feedback
+    except Exception as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         fail(
             f"Calling {label}() raised {type(error).__name__}: {first_line}",

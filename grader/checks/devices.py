@@ -21,7 +21,14 @@ from .tensors import tensors_in
 MakeArgs = Callable[[torch.dtype, str], tuple[Any, ...]]
 
 
-def _check_outputs(result: Any, name: str, what: str, ok: Callable[[torch.Tensor], bool], got: Callable[[torch.Tensor], str], hint: Hint) -> None:
+def _check_outputs(
+    result: Any,
+    name: str,
+    what: str,
+    ok: Callable[[torch.Tensor], bool],
+    got: Callable[[torch.Tensor], str],
+    hint: Hint,
+) -> None:
     outputs = tensors_in(result)
     if not outputs:
         fail(f"{name}() returned no tensor for {what} inputs.", hint)
@@ -29,6 +36,15 @@ def _check_outputs(result: Any, name: str, what: str, ok: Callable[[torch.Tensor
         if not ok(tensor):
             label = "the result" if len(outputs) == 1 else f"output {i}"
             fail(f"{name}() was given {what} inputs, but {label} is {got(tensor)}.", hint)
+
+
+def _label(fn: Callable[..., Any], name: str | None) -> str:
+    return name or str(getattr(fn, "__name__", "the function"))
+
+
+def _on_device(fn: Callable[..., Any], make_args: MakeArgs, label: str, device: str, what: str, hint: Hint) -> None:
+    result = call(fn, *make_args(torch.float32, device), name=label, hint=hint)
+    _check_outputs(result, label, what, lambda t: t.device.type == device, lambda t: f"on device {t.device}", hint)
 
 
 def assert_preserves_dtype(
@@ -39,17 +55,14 @@ def assert_preserves_dtype(
     hint: Hint = DTYPE_CHANGED,
 ) -> None:
     """``fn(*make_args(dtype, "cpu"))`` returns floating tensors of that dtype."""
-    label = name or getattr(fn, "__name__", "the function")
+    label = _label(fn, name)
     for dtype in dtypes:
         result = call(fn, *make_args(dtype, "cpu"), name=label, hint=hint)
-        _check_outputs(
-            result,
-            label,
-            str(dtype),
-            lambda t, dtype=dtype: not t.is_floating_point() or t.dtype == dtype,
-            lambda t: f"{t.dtype}",
-            hint,
-        )
+
+        def same_dtype(t: torch.Tensor, dtype: torch.dtype = dtype) -> bool:
+            return not t.is_floating_point() or t.dtype == dtype
+
+        _check_outputs(result, label, str(dtype), same_dtype, lambda t: f"{t.dtype}", hint)
 
 
 def fake_cuda_available() -> bool:
@@ -58,7 +71,7 @@ def fake_cuda_available() -> bool:
 
         with quiet(), FakeTensorMode():
             torch.empty(1, device="cuda")
-    except Exception:  # noqa: BLE001 - a build without CUDA support
+    except Exception:
         return False
     return True
 
@@ -74,17 +87,13 @@ def assert_preserves_device(
     Runs on fake CUDA tensors everywhere (meta tensors where this torch build
     cannot fake CUDA), and on real CUDA tensors too when a GPU is present.
     """
-    label = name or getattr(fn, "__name__", "the function")
+    label = _label(fn, name)
     if torch.cuda.is_available():
-        result = call(fn, *make_args(torch.float32, "cuda"), name=label, hint=hint)
-        _check_outputs(result, label, "CUDA", lambda t: t.device.type == "cuda", lambda t: f"on device {t.device}", hint)
-    if fake_cuda_available():
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
-        with FakeTensorMode(allow_non_fake_inputs=False):
-            args = make_args(torch.float32, "cuda")
-            result = call(fn, *args, name=label, hint=hint)
-            _check_outputs(result, label, "CUDA", lambda t: t.device.type == "cuda", lambda t: f"on device {t.device}", hint)
+        _on_device(fn, make_args, label, "cuda", "CUDA", hint)
+    if not fake_cuda_available():
+        _on_device(fn, make_args, label, "meta", "meta-device", hint)
         return None
-    result = call(fn, *make_args(torch.float32, "meta"), name=label, hint=hint)
-    _check_outputs(result, label, "meta-device", lambda t: t.device.type == "meta", lambda t: f"on device {t.device}", hint)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        _on_device(fn, make_args, label, "cuda", "CUDA", hint)

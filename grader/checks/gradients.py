@@ -25,8 +25,7 @@ def assert_graph_attached(value: Any, name: str = "result", hint: Hint = GRAPH_C
     assert_tensor(value, name, hint)
     if not value.requires_grad or value.grad_fn is None:
         fail(
-            f"{name} is not attached to the autograd graph "
-            f"(requires_grad={value.requires_grad}, grad_fn=None).",
+            f"{name} is not attached to the autograd graph (requires_grad={value.requires_grad}, grad_fn=None).",
             hint,
         )
 

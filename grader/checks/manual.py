@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import torch
 from torch.optim import optimizer as _optimizer
 from torch.overrides import TorchFunctionMode, resolve_name
 

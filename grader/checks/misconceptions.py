@@ -55,8 +55,7 @@ GRAPH_CUT = Misconception(
 )
 GRAD_READ_BEFORE_BACKWARD = Misconception(
     "grad-before-backward",
-    ".grad is None until backward() has run; call backward() on the scalar "
-    "loss first, then read .grad.",
+    ".grad is None until backward() has run; call backward() on the scalar loss first, then read .grad.",
 )
 INTEGER_REQUIRES_GRAD = Misconception(
     "integer-requires-grad",
@@ -88,8 +87,7 @@ VIEW_NON_CONTIGUOUS = Misconception(
 )
 INPUT_MUTATED = Misconception(
     "input-mutated",
-    "the function changed the caller's input in place; compute a new tensor "
-    "instead of editing the argument.",
+    "the function changed the caller's input in place; compute a new tensor instead of editing the argument.",
 )
 HARD_CODED = Misconception(
     "hard-coded",
@@ -110,8 +108,7 @@ NO_GRAD_TRACKED = Misconception(
 )
 NUMPY_NOT_DETACHED = Misconception(
     "numpy-needs-detach-cpu",
-    ".numpy() refuses tensors that require grad or live on another device; "
-    "use .detach().cpu().numpy().",
+    ".numpy() refuses tensors that require grad or live on another device; use .detach().cpu().numpy().",
 )
 NUMPY_COPY = Misconception(
     "numpy-copied",
@@ -119,6 +116,4 @@ NUMPY_COPY = Misconception(
     "torch.as_tensor(..., dtype=other) make a copy.",
 )
 
-ALL: tuple[Misconception, ...] = tuple(
-    value for value in globals().values() if isinstance(value, Misconception)
-)
+ALL: tuple[Misconception, ...] = tuple(value for value in globals().values() if isinstance(value, Misconception))

@@ -51,6 +51,11 @@ def assert_floating(value: Any, name: str = "result", hint: Hint = None) -> None
         fail(f"{name} has dtype {value.dtype}, expected a floating-point dtype.", hint)
 
 
+def _percent(ratio: float) -> str:
+    """A ratio as a percentage with two significant digits: enough to act on, too coarse to solve for."""
+    return f"{float(f'{100.0 * ratio:.2g}'):g}%"
+
+
 def _index(flat_index: int, shape: torch.Size) -> tuple[int, ...]:
     out: list[int] = []
     for size in reversed(shape):
@@ -97,17 +102,27 @@ def assert_close(
         if mismatched == 0:
             return None
         total = a.numel()
-        finite_diff = torch.where(bad & torch.isfinite(diff), diff, torch.zeros_like(diff))
-        worst = int(finite_diff.reshape(-1).argmax())
+        # The worst element relative to what was allowed there.
+        excess = torch.where(bad & torch.isfinite(diff), diff / allowed.clamp_min(1e-300), torch.zeros_like(diff))
+        worst = int(excess.reshape(-1).argmax())
+        worst_diff = float(diff.reshape(-1)[worst])
+        worst_ref = float(e.abs().reshape(-1)[worst])
     lines = [
         f"{name} ({describe(actual)}) does not match the reference.",
         f"Mismatched elements: {mismatched} / {total} ({100.0 * mismatched / total:.1f}%)",
     ]
-    if bool(torch.isfinite(a).all()):
-        where = f" at index {_index(worst, a.shape)}" if a.dim() else ""
-        lines.append(f"Greatest absolute difference: {float(finite_diff.reshape(-1)[worst]):.6g}{where} (up to {atol:g} allowed, plus {rtol:g} relative)")
-    else:
+    if not bool(torch.isfinite(a).all()):
         lines.append(f"{name} contains {int((~torch.isfinite(a)).sum())} NaN or infinite value(s).")
+    else:
+        # Only a rounded relative difference: an exact absolute difference plus the student's own
+        # value would give the reference away.  Where the reference is 0, the absolute difference
+        # is the student's own value, which reveals nothing.
+        where = f" at index {_index(worst, a.shape)}" if a.dim() else ""
+        if worst_ref == 0.0:
+            lines.append(f"Greatest absolute difference: {worst_diff:.2g}{where} (the reference is 0 there)")
+        else:
+            lines.append(f"Greatest relative difference: {_percent(worst_diff / worst_ref)}{where}")
+        lines.append(f"Allowed: absolute {atol:g} plus relative {rtol:g}")
     fail(lines, hint)
 
 
