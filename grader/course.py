@@ -40,13 +40,25 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def gradebook_url(root: Path, db_url: str | None = None) -> str:
+    """The gradebook of the course at ``root``.
+
+    ``GRADER_DB_URL`` applies to this repository's own course only: a working
+    copy elsewhere (a test, a scratch course) always gets its own SQLite file.
+    """
+    if db_url:
+        return db_url
+    if root.resolve() == REPO_ROOT and os.environ.get("GRADER_DB_URL"):
+        return os.environ["GRADER_DB_URL"]
+    return f"sqlite:///{root / 'gradebook.db'}"
+
+
 def environment(root: Path, db_url: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env["GRADER_COURSE_ROOT"] = str(root)
-    if db_url:
-        env["GRADER_DB_URL"] = db_url
+    env["GRADER_DB_URL"] = gradebook_url(root, db_url)
     # torch and BLAS threads: one per kernel, so parallel gradings do not oversubscribe the cores
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("MKL_NUM_THREADS", "1")
@@ -111,7 +123,7 @@ def cell_scores(root: Path, assignment: str, db_url: str | None = None) -> list[
     """Every test cell's score for ``assignment``, read through nbgrader's Gradebook API."""
     from nbgrader.api import Gradebook
 
-    url = db_url or f"sqlite:///{root / 'gradebook.db'}"
+    url = gradebook_url(root, db_url)
     rows: list[CellScore] = []
     with Gradebook(url) as gradebook:
         for submission in gradebook.assignment_submissions(assignment):

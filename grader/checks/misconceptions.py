@@ -106,6 +106,18 @@ NO_GRAD_TRACKED = Misconception(
     "the result still records a graph.  (model.eval() is not a gradient "
     "mode: it only changes layers such as dropout.)",
 )
+NOT_A_LEAF = Misconception(
+    "not-a-leaf",
+    "a trainable tensor must be a leaf: create it with requires_grad=True (or "
+    "call .requires_grad_() on a fresh float tensor); a tensor computed from "
+    "another one has a grad_fn, and its .grad stays None after backward().",
+)
+GRAD_DISABLED_GLOBALLY = Misconception(
+    "grad-disabled-globally",
+    "torch.set_grad_enabled(False) switches gradient recording off for the "
+    "whole program, so later training code records no graph; wrap only the "
+    "inference in `with torch.no_grad():` or `with torch.inference_mode():`.",
+)
 NUMPY_NOT_DETACHED = Misconception(
     "numpy-needs-detach-cpu",
     ".numpy() refuses tensors that require grad or live on another device; use .detach().cpu().numpy().",

@@ -124,3 +124,20 @@ def test_failure_messages_never_print_a_hidden_value(graded: dict[str, Graded], 
             evalue = cell.message.split("\x1b")[0]  # the error text, before the (coloured) traceback
             leaked = {n for n in secret if n in number.findall(evalue)}
             assert not leaked, f"{student}/{gid} prints hidden value(s) {leaked}: {evalue}"
+
+
+def test_warning_fixture_really_warns_and_only_ignore_pattern_saves_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Without the course's IgnorePattern, the correct-but-warning submission would lose points."""
+    from tests.fixtures.grading import grade as grade_fixtures
+
+    assignment = "ps2_autograd"
+    (warning_fixture,) = [f for f in fixtures(assignment) if f.name == "float-loss-warning"]
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [assignment])
+    (root / "nbgrader_config.py").write_text(
+        (root / "nbgrader_config.py").read_text() + "\nc.IgnorePattern.enabled = False\n"
+    )
+    cells = grade_fixtures(root, assignment, [warning_fixture])[warning_fixture.name]
+    lost = {gid: c.message for gid, c in cells.items() if c.score < c.max_score}
+    assert lost, "the fixture no longer makes torch warn inside a test cell"
+    assert all("UserWarning: Converting a tensor with requires_grad=True to a scalar" in m for m in lost.values())
