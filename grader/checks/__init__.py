@@ -8,7 +8,7 @@ student code are silenced), and none prints a reference value.
 
 from . import misconceptions
 from ._report import call, fail, quiet
-from .devices import assert_preserves_device, assert_preserves_dtype
+from .devices import assert_preserves_device, assert_preserves_dtype, simulated_cuda
 from .gradients import (
     assert_grad_close,
     assert_grad_zeroed,
@@ -54,5 +54,6 @@ __all__ = [
     "numeric_gradient",
     "quiet",
     "scale_factor",
+    "simulated_cuda",
     "tensors_in",
 ]

@@ -97,3 +97,48 @@ def assert_preserves_device(
 
     with FakeTensorMode():
         _on_device(fn, make_args, label, "cuda", "CUDA", hint)
+
+
+class _SimulatedCudaTensor(torch.Tensor):
+    """A CPU tensor that refuses host-only operations the way a CUDA tensor does.
+
+    ``.numpy()`` (and NumPy's ``__array__``) raise the error a real CUDA tensor
+    raises; ``.cpu()``, ``.to("cpu")`` and ``.numpy(force=True)`` bring the data
+    back as an ordinary tensor.  Everything else behaves as on the CPU, and
+    results stay simulated, so ``t.detach().numpy()`` fails while
+    ``t.detach().cpu().numpy()`` works.
+    """
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        refused = func is torch.Tensor.__array__ or (func is torch.Tensor.numpy and not kwargs.get("force", False))
+        if refused:
+            raise TypeError(
+                "can't convert cuda:0 device type tensor to numpy. "
+                "Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        if func is torch.Tensor.cpu or (func is torch.Tensor.to and _targets_cpu(args[1:], kwargs)):
+            with torch._C.DisableTorchFunctionSubclass():
+                result = func(*args, **kwargs)
+            return result.as_subclass(torch.Tensor) if isinstance(result, torch.Tensor) else result
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def _targets_cpu(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    target = kwargs.get("device", args[0] if args else None)
+    if isinstance(target, torch.Tensor):
+        return target.device.type == "cpu" and not isinstance(target, _SimulatedCudaTensor)
+    try:
+        return target is not None and torch.device(target).type == "cpu"
+    except (TypeError, RuntimeError):
+        return False
+
+
+def simulated_cuda(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` as if it lived on a GPU, for the host-only operations (``.numpy()``).
+
+    Keeps ``requires_grad`` and autograd history, so a hidden test can check
+    that ``.detach().cpu().numpy()`` is used without a GPU on the machine.
+    """
+    return tensor.as_subclass(_SimulatedCudaTensor)

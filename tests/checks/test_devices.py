@@ -68,3 +68,25 @@ def test_dtype_change_is_detected() -> None:
 def test_real_cuda_device_is_checked_too() -> None:
     text = message(checks.assert_preserves_device, cpu_bias_linear, linear_args)
     assert "device-not-kept" in text
+
+
+def test_simulated_cuda_refuses_numpy_like_a_gpu_tensor() -> None:
+    import numpy as np
+
+    t = checks.simulated_cuda(torch.randn(2, 3).requires_grad_())
+    assert t.requires_grad
+    text = message(checks.call, lambda x: x.detach().numpy(), t, name="to_numpy")
+    assert text.startswith("Calling to_numpy() raised TypeError: can't convert cuda:0 device type tensor to numpy.")
+    assert "Likely cause [numpy-needs-detach-cpu]" in text
+    with pytest.raises(TypeError):
+        np.asarray(t.detach())
+    for ok in (
+        lambda x: x.detach().cpu().numpy(),
+        lambda x: x.detach().to("cpu").numpy(),
+        lambda x: x.cpu().detach().numpy(),
+        lambda x: x.numpy(force=True),
+    ):
+        array = ok(t)
+        assert isinstance(array, np.ndarray) and array.shape == (2, 3)
+    assert type(t.detach().cpu()) is torch.Tensor
+    assert type(t * 2).__name__ == "_SimulatedCudaTensor"
