@@ -122,7 +122,7 @@ class _SimulatedCudaTensor(torch.Tensor):
             with torch._C.DisableTorchFunctionSubclass():
                 result = func(*args, **kwargs)
             return result.as_subclass(torch.Tensor) if isinstance(result, torch.Tensor) else result
-        return super().__torch_function__(func, types, args, kwargs)
+        return super().__torch_function__(func, types, args, kwargs)  # type: ignore[no-untyped-call]
 
 
 def _targets_cpu(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

@@ -60,8 +60,12 @@ def test_release_has_no_solution_code_and_no_hidden_test(assignment: str) -> Non
         for line in block.splitlines()
         if len(line.strip()) > 12 and not line.strip().startswith("#")
     }
+    # A line the lesson itself shows (a worked example in markdown, a visible test) is no secret.
+    shown_lines = {
+        line.strip() for cell in source.cells for line in hidden.sub("", solution.sub("", cell.source)).splitlines()
+    }
     visible_lines = {line.strip() for line in released.splitlines()}
-    assert secret_lines & visible_lines == set()
+    assert (secret_lines - shown_lines) & visible_lines == set()
     assert secret_lines, "the source notebook has solution and hidden-test code"
 
 

@@ -1,0 +1,63 @@
+"""Run student code away from the course: a private working directory and a clean environment.
+
+``PrivateExecute`` replaces nbgrader's ``Execute`` preprocessor (configured in
+``nbgrader_config.py``, so the stock ``nbgrader autograde`` and the service both
+use it).  The kernel starts in an empty temporary directory outside the course
+tree, so no relative path from where the student's code runs reaches
+``source/``, the gradebook or other students' files, and with an environment
+holding only what a Python kernel needs, so no secret or token set for the
+grader leaks into ``os.environ``.  Everything else is nbgrader's own code,
+which is why scores stay identical to stock nbgrader's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+from nbgrader.preprocessors import Execute
+
+# What a kernel needs from the grader's environment; everything else stays out.
+KEPT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+)
+
+
+def kernel_environment(workdir: str) -> dict[str, str]:
+    env = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
+    env.update(HOME=workdir, TMPDIR=workdir, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
+class PrivateExecute(Execute):  # type: ignore[misc]
+    """nbgrader's Execute, with the kernel in a private directory and a clean environment."""
+
+    def preprocess(self, nb: Any, resources: Any = None, km: Any = None) -> Any:
+        resources = dict(resources or {})
+        metadata = dict(resources.get("metadata") or {})
+        original = metadata.get("path")
+        workdir = tempfile.mkdtemp(prefix="grader-kernel-")
+        try:
+            os.chmod(workdir, 0o700)
+            self._private_workdir = workdir
+            resources["metadata"] = {**metadata, "path": workdir}
+            nb, resources = super().preprocess(nb, resources, km)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        resources["metadata"] = {**resources.get("metadata", {}), "path": original}
+        return nb, resources
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        kwargs["env"] = kernel_environment(getattr(self, "_private_workdir", tempfile.gettempdir()))
+        await super().async_start_new_kernel(**kwargs)
