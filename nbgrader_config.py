@@ -37,8 +37,28 @@ c.OverwriteCells.add_missing_cells = True
 # requires grad, for one).  Python warnings have the shape "FILE:LINE: SomethingWarning: text".
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?m)^.*:\d+: \w*Warning: "
+# Student code runs in a private, empty working directory with a clean environment: from where it
+# runs, no relative path reaches source/, the gradebook or other students' work, and no secret in
+# the grader's environment is visible.  Otherwise nbgrader's own autograde pipeline, unchanged.
+c.Autograde.autograde_preprocessors = [
+    "grader.isolation.PrivateExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.LimitOutput.max_lines = 1000
 c.LimitOutput.max_traceback = 100
+
+# --- the grading service (grader serve) ---------------------------------------------
+c.GraderService.port = 8000
+c.GraderService.workers = 1              # SQLite gradebook: one grading at a time
+c.GraderService.notebook_timeout_s = 300  # whole-notebook wall-clock limit
+c.GraderService.memory_limit_bytes = 4 * 1024**3
+c.GraderService.max_upload_bytes = 5 * 1024**2
+c.GraderService.feedback_policy = {}      # assignment -> "immediate" | "after_deadline" | "score_only"
 
 # --- late policy -----------------------------------------------------------------
 # 10% of the score per started day late, after 15 minutes of grace; nothing after 10 days.

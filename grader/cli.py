@@ -25,6 +25,41 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from .service import serve
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
+    return serve.run(**overrides)
+
+
+def _tokens(args: argparse.Namespace) -> int:
+    from .service import config as service_config
+    from .service.store import Store
+
+    store = Store(service_config.load().db_url)
+    if args.action == "issue":
+        for user in args.users:
+            print(f"{user}\t{args.role}\t{store.issue_token(user, args.role)}")
+    else:
+        for user in args.users:
+            print(f"{user}: {store.revoke_tokens(user)} token(s) revoked")
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import client
+
+    try:
+        body = client.submit(Path(args.path), args.assignment, client.connection())
+    except client.ClientError as error:
+        print(f"grader submit: {error}", file=sys.stderr)
+        return 2
+    print(client.report(body))
+    return 0 if body["status"] == "graded" else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="The autograded PyTorch course.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -33,6 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
     release.set_defaults(func=_release)
     demo = commands.add_parser("demo", help="release the course and autograde the bundled example submissions")
     demo.set_defaults(func=_demo)
+    serve = commands.add_parser("serve", help="run the grading service for this course on localhost")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.set_defaults(func=_serve)
+    tokens = commands.add_parser("tokens", help="issue or revoke access tokens (stored hashed)")
+    tokens.add_argument("action", choices=["issue", "revoke"])
+    tokens.add_argument("users", nargs="+", help="student ids (or staff names)")
+    tokens.add_argument("--role", choices=["student", "ta", "admin"], default="student")
+    tokens.set_defaults(func=_tokens)
+    submit = commands.add_parser("submit", help="submit a notebook to the service and wait for its grade")
+    submit.add_argument("path")
+    submit.add_argument("--assignment", help="default: the notebook's file name without .ipynb")
+    submit.set_defaults(func=_submit)
     return parser
 
 

@@ -33,9 +33,9 @@ KEPT_VARIABLES = (
 )
 
 
-def kernel_environment(workdir: str) -> dict[str, str]:
+def kernel_environment(home: str) -> dict[str, str]:
     env = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
-    env.update(HOME=workdir, TMPDIR=workdir, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    env.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
@@ -47,17 +47,25 @@ class PrivateExecute(Execute):  # type: ignore[misc]
         resources = dict(resources or {})
         metadata = dict(resources.get("metadata") or {})
         original = metadata.get("path")
-        workdir = tempfile.mkdtemp(prefix="grader-kernel-")
+        sandbox = tempfile.mkdtemp(prefix="grader-kernel-")
         try:
-            os.chmod(workdir, 0o700)
-            self._private_workdir = workdir
+            os.chmod(sandbox, 0o700)
+            workdir, self._private_home = os.path.join(sandbox, "work"), os.path.join(sandbox, "home")
+            os.mkdir(workdir)
+            os.mkdir(self._private_home)  # IPython writes its profile under HOME: keep it out of the cwd
             resources["metadata"] = {**metadata, "path": workdir}
             nb, resources = super().preprocess(nb, resources, km)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(sandbox, ignore_errors=True)
         resources["metadata"] = {**resources.get("metadata", {}), "path": original}
         return nb, resources
 
-    async def async_start_new_kernel(self, **kwargs: Any) -> None:
-        kwargs["env"] = kernel_environment(getattr(self, "_private_workdir", tempfile.gettempdir()))
-        await super().async_start_new_kernel(**kwargs)
+    def _clean(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "env": kernel_environment(getattr(self, "_private_home", tempfile.gettempdir()))}
+
+    # nbclient's sync entry point wraps the base class's coroutine, so both are overridden.
+    def start_new_kernel(self, **kwargs: Any) -> Any:
+        return super().start_new_kernel(**self._clean(kwargs))
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> Any:
+        return await super().async_start_new_kernel(**self._clean(kwargs))

@@ -16,8 +16,7 @@ from grader import course
 from grader.checks import misconceptions
 from tests.fixtures.build import fixtures
 from tests.fixtures.spec import Fixture, grade_id, instructor_solutions
-
-from .conftest import ASSIGNMENTS, LATE_STUDENT, SOURCE_STUDENT, Graded
+from tests.graded import ASSIGNMENTS, LATE_STUDENT, SOURCE_STUDENT, Graded
 
 CASES = [(a, f) for a in ASSIGNMENTS for f in fixtures(a)]
 

@@ -1,4 +1,4 @@
-"""One real ``nbgrader autograde`` run per assignment, shared by the course tests.
+"""One real ``nbgrader autograde`` run per assignment, shared by the course and service tests.
 
 Each assignment is graded in its own copy of the course (its own SQLite
 gradebook), the three in parallel: every fixture submission, the source

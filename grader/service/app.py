@@ -1,0 +1,217 @@
+"""HTTP edge: parse the request, call one stage function, shape the answer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.schemas import SchemaGenerator
+
+from . import export, feedback, intake
+from .config import ServiceConfig
+from .errors import AuthError, Forbidden, GraderError, NotFound, StudentError, TooLarge
+from .models import User
+from .queue import LocalWorkers
+from .store import Store
+
+schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _user(request: Request) -> User:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthError("missing token: send 'Authorization: Bearer <token>' (get one from your TA)")
+    store: Store = request.app.state.store
+    user = store.user_for_token(token.strip())
+    if user is None:
+        raise AuthError("invalid or revoked token")
+    return user
+
+
+def _staff(request: Request) -> User:
+    user = _user(request)
+    if not user.is_staff:
+        raise Forbidden("this needs a TA or admin token")
+    return user
+
+
+async def health(request: Request) -> Response:
+    """
+    summary: Liveness and queue counts.
+    responses:
+      200: {description: ok}
+    """
+    return JSONResponse({"status": "ok", "queue": request.app.state.store.queue_counts()})
+
+
+async def submit(request: Request) -> Response:
+    """
+    summary: Submit a notebook (multipart form with fields `assignment` and `file`).
+    responses:
+      202: {description: accepted and queued}
+      400: {description: bad request}
+      401: {description: missing or invalid token}
+      404: {description: unknown assignment}
+      413: {description: notebook too large}
+      422: {description: not a notebook of this assignment}
+    """
+    user = _user(request)
+    config: ServiceConfig = request.app.state.config
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > config.max_upload_bytes + 64 * 1024:
+        raise TooLarge(f"the upload is {int(length) / 1e6:.1f} MB; the limit is {config.max_upload_bytes / 1e6:.1f} MB")
+    try:
+        form = await request.form(max_files=1, max_fields=8, max_part_size=config.max_upload_bytes + 1)
+    except Exception as error:
+        raise StudentError(f"could not read the upload as a multipart form: {error}") from None
+    assignment = form.get("assignment")
+    upload = form.get("file")
+    if not isinstance(assignment, str) or not assignment:
+        raise StudentError("the form needs an 'assignment' field")
+    if upload is None or isinstance(upload, str):
+        raise StudentError("the form needs a 'file' field holding the notebook")
+    data = await upload.read(config.max_upload_bytes + 1)
+    student = request.query_params.get("student", user.id) if user.is_staff else user.id
+    submission_id = intake.accept(request.app.state.store, config, student, assignment, data)
+    request.app.state.workers.notify()
+    return JSONResponse(
+        {"id": submission_id, "status": "queued", "url": f"/api/submissions/{submission_id}"}, status_code=202
+    )
+
+
+async def list_submissions(request: Request) -> Response:
+    """
+    summary: Your submissions (staff may filter all by `student` and `assignment`).
+    responses:
+      200: {description: a list of submissions}
+      401: {description: missing or invalid token}
+    """
+    user = _user(request)
+    store: Store = request.app.state.store
+    student = request.query_params.get("student") if user.is_staff else user.id
+    rows = store.submissions(student=student, assignment=request.query_params.get("assignment"))
+    config = request.app.state.config
+    return JSONResponse([feedback.view(config, s, store.results(s.id), staff=user.is_staff) for s in rows])
+
+
+async def get_submission(request: Request) -> Response:
+    """
+    summary: One submission's status, score and feedback.
+    responses:
+      200: {description: the submission}
+      401: {description: missing or invalid token}
+      404: {description: no such submission of yours}
+    """
+    user = _user(request)
+    store: Store = request.app.state.store
+    raw = request.path_params["submission_id"]
+    submission = store.submission(raw) if isinstance(raw, int) else None
+    if submission is None or (not user.is_staff and submission.student != user.id):
+        raise NotFound("no such submission of yours")
+    return JSONResponse(
+        feedback.view(request.app.state.config, submission, store.results(submission.id), user.is_staff)
+    )
+
+
+async def grades(request: Request) -> Response:
+    """
+    summary: All students x assignments (staff).
+    responses:
+      200: {description: the grade table}
+      401: {description: missing or invalid token}
+      403: {description: not staff}
+    """
+    _staff(request)
+    return JSONResponse(export.grade_table(request.app.state.store, request.app.state.config))
+
+
+async def grades_csv(request: Request) -> Response:
+    """
+    summary: The grades as `nbgrader export` writes them (staff).
+    responses:
+      200: {description: CSV}
+      401: {description: missing or invalid token}
+      403: {description: not staff}
+    """
+    _staff(request)
+    return PlainTextResponse(export.nbgrader_csv(request.app.state.config), media_type="text/csv")
+
+
+async def regrade(request: Request) -> Response:
+    """
+    summary: Regrade one submission, or the latest attempt of one student or a whole assignment (staff).
+    responses:
+      202: {description: queued}
+      400: {description: bad request}
+      401: {description: missing or invalid token}
+      403: {description: not staff}
+    """
+    _staff(request)
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except json.JSONDecodeError:
+        raise StudentError('the body must be JSON, e.g. {"assignment": "ps1_tensors"}') from None
+    if not isinstance(body, dict) or not body.keys() & {"submission_id", "student", "assignment"}:
+        raise StudentError("give submission_id, student and/or assignment")
+    store: Store = request.app.state.store
+    if "submission_id" in body:
+        chosen = [s for s in store.submissions() if s.id == body["submission_id"]]
+    else:
+        latest: dict[tuple[str, str], int] = {}
+        for s in store.submissions(student=body.get("student"), assignment=body.get("assignment")):
+            latest[(s.student, s.assignment)] = s.id
+        chosen = [s for s in store.submissions() if s.id in set(latest.values())]
+    if not chosen:
+        raise NotFound("nothing to regrade")
+    count = store.enqueue([s.id for s in chosen])
+    request.app.state.workers.notify()
+    return JSONResponse({"queued": count, "submissions": [s.id for s in chosen]}, status_code=202)
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(schemas.get_schema(routes=request.app.routes))
+
+
+async def error_response(request: Request, error: Exception) -> Response:
+    status = getattr(error, "status", 400)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": str(error)}, status_code=status, headers=headers)
+
+
+def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
+    store = Store(config.db_url)
+    workers = LocalWorkers(store, config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if start_workers:
+            workers.start()
+        try:
+            yield
+        finally:
+            workers.stop()
+
+    routes: list[Any] = [
+        Route("/api/health", health, methods=["GET"]),
+        Route("/api/submissions", submit, methods=["POST"]),
+        Route("/api/submissions", list_submissions, methods=["GET"]),
+        Route("/api/submissions/{submission_id:int}", get_submission, methods=["GET"]),
+        Route("/api/admin/grades", grades, methods=["GET"]),
+        Route("/api/admin/grades.csv", grades_csv, methods=["GET"]),
+        Route("/api/admin/regrade", regrade, methods=["POST"]),
+        Route("/openapi.json", openapi, include_in_schema=False),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={GraderError: error_response})
+    app.state.store = store
+    app.state.config = config
+    app.state.workers = workers
+    return app

@@ -1,0 +1,59 @@
+"""The service's settings, read from the course's ``nbgrader_config.py`` (``c.GraderService.*``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import course
+from .errors import ConfigurationError
+
+FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    course_root: Path
+    db_url: str
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    max_upload_bytes: int = 5 * 1024 * 1024
+    notebook_timeout_s: float = 300.0
+    memory_limit_bytes: int = 4 * 1024**3
+    max_attempts: int = 3
+    feedback_policy: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.course_root / "service-data"
+
+    def policy(self, assignment: str) -> str:
+        return self.feedback_policy.get(assignment, "immediate")
+
+
+def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
+    """Settings for the course at ``root`` (``GRADER_COURSE_ROOT``, else this repository); bad values fail here."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    root = (root or Path(os.environ.get("GRADER_COURSE_ROOT") or course.REPO_ROOT)).resolve()
+    config_file = root / "nbgrader_config.py"
+    if not config_file.exists():
+        raise ConfigurationError(f"{config_file} not found: the service needs the course's nbgrader_config.py")
+    loaded = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    section = {key: value for key, value in loaded.get("GraderService", {}).items()}
+    section.update(overrides)
+    known = set(ServiceConfig.__dataclass_fields__) - {"course_root", "db_url"}
+    unknown = set(section) - known
+    if unknown:
+        raise ConfigurationError(f"unknown GraderService setting(s) in nbgrader_config.py: {sorted(unknown)}")
+    db_url = course.gradebook_url(root)
+    config = ServiceConfig(course_root=root, db_url=db_url, **section)
+    if config.workers < 1:
+        raise ConfigurationError("GraderService.workers must be at least 1")
+    bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
+    if bad:
+        raise ConfigurationError(f"GraderService.feedback_policy: {bad} not in {FEEDBACK_POLICIES}")
+    return config

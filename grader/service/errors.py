@@ -1,0 +1,65 @@
+"""One exception tree for the service.
+
+- ``StudentError``: the student's mistake (bad notebook, timeout, crash).  Final:
+  the submission is refused at intake with a clear message, or graded with one.
+- ``InfrastructureError``: broker, database, worker died.  Retried.
+- ``ConfigurationError``: bad configuration.  Fails at start-up.
+"""
+
+from __future__ import annotations
+
+
+class GraderError(Exception):
+    """Base of every error the service raises on purpose."""
+
+
+class StudentError(GraderError):
+    """A problem with what the student sent; the message tells them what to do."""
+
+    status = 400
+
+
+class NotANotebook(StudentError):
+    status = 422
+
+
+class WrongAssignment(StudentError):
+    status = 422
+
+
+class TooLarge(StudentError):
+    status = 413
+
+
+class UnknownAssignment(StudentError):
+    status = 404
+
+
+class PastHardDeadline(StudentError):
+    status = 403
+
+
+class LateConfirmationNeeded(StudentError):
+    status = 409
+
+
+class AuthError(GraderError):
+    status = 401
+
+
+class Forbidden(GraderError):
+    status = 403
+
+
+class NotFound(GraderError):
+    status = 404
+
+
+class InfrastructureError(GraderError):
+    """Something outside the student's control failed; the job is retried."""
+
+    status = 503
+
+
+class ConfigurationError(GraderError):
+    """The service cannot start with this configuration."""

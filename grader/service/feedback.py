@@ -1,0 +1,66 @@
+"""Feedback: what a student may see of a graded submission, by the assignment's policy.
+
+Policies (``GraderService.feedback_policy`` per assignment): ``immediate``
+(every test with its message), ``after_deadline`` (the total until the due
+date, then everything), ``score_only`` (the total, always).  The source of a
+test cell is never part of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from .config import ServiceConfig
+from .intake import received_at_utc
+from .models import Submission, TestResult
+from .store import now
+
+
+def due_date(config: ServiceConfig, assignment: str) -> dt.datetime | None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(config.db_url) as gradebook:
+        try:
+            return gradebook.find_assignment(assignment).duedate  # type: ignore[no-any-return]
+        except MissingEntry:
+            return None
+
+
+def view(
+    config: ServiceConfig, submission: Submission, tests: tuple[TestResult, ...], staff: bool = False
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": submission.id,
+        "student": submission.student,
+        "assignment": submission.assignment,
+        "received_at": received_at_utc(submission.received_at),
+        "status": submission.status,
+        "reason": submission.reason,
+    }
+    if submission.status != "graded":
+        return body
+    penalty = submission.late_penalty or 0.0
+    body.update(
+        score=submission.score,
+        max_score=submission.max_score,
+        late_penalty=penalty,
+        final_score=(submission.score or 0.0) - penalty,
+    )
+    policy = config.policy(submission.assignment)
+    due = due_date(config, submission.assignment)
+    shown = staff or policy == "immediate" or (policy == "after_deadline" and due is not None and now() >= due)
+    if shown:
+        body["tests"] = [
+            {
+                "name": t.name,
+                "points": t.points,
+                "max_points": t.max_points,
+                "passed": t.passed,
+                "message": t.message,
+            }
+            for t in tests
+        ]
+    else:
+        body["tests_hidden_until"] = "the due date" if policy == "after_deadline" else "never (score only)"
+    return body

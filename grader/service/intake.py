@@ -1,0 +1,134 @@
+"""Intake: validate an uploaded notebook, store it durably, create its submission and job.
+
+Nothing is half-written: the file is fsynced before the row is committed, and
+removed again if the commit fails.  Every refusal is a ``StudentError`` whose
+message says what to do.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from .config import ServiceConfig
+from .errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
+from .store import Store, now
+
+
+@dataclass(frozen=True)
+class AssignmentCells:
+    """The graded structure of one assignment, as the gradebook knows it."""
+
+    name: str
+    notebook: str
+    solution_cells: frozenset[str]
+    test_cells: frozenset[str]
+
+
+def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url) as gradebook:
+        try:
+            found = gradebook.find_assignment(assignment)
+        except MissingEntry:
+            names = sorted(a.name for a in gradebook.assignments)
+            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}") from None
+        if not found.notebooks:
+            raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
+        notebook = found.notebooks[0]
+        return AssignmentCells(
+            name=assignment,
+            notebook=notebook.name,
+            solution_cells=frozenset(c.name for c in notebook.solution_cells),
+            test_cells=frozenset(c.name for c in notebook.grade_cells if c.cell_type == "code"),
+        )
+
+
+def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:
+    if len(data) > max_bytes:
+        raise TooLarge(
+            f"the notebook is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.1f} MB. "
+            "Clear large outputs (Edit > Clear Outputs of All Cells) and submit again."
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotANotebook(f"the file is not UTF-8 text (byte {error.start}): upload the .ipynb file itself") from None
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise NotANotebook(f"the file is not valid JSON ({error}): upload the .ipynb file saved by Jupyter") from None
+    if not isinstance(raw, dict) or "cells" not in raw or "nbformat" not in raw:
+        raise NotANotebook("the file is JSON but not a Jupyter notebook (no 'cells' or 'nbformat')")
+    if raw.get("nbformat") != 4:
+        raise NotANotebook(
+            f"the notebook uses nbformat {raw.get('nbformat')}; open it in JupyterLab 4 and save it again (nbformat 4)"
+        )
+    try:
+        nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
+        nbformat.validate(nb)
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise NotANotebook(f"the notebook is not valid nbformat 4: {first}") from None
+    language = nb.metadata.get("kernelspec", {}).get("language") or nb.metadata.get("language_info", {}).get("name")
+    if language not in (None, "python"):
+        raise NotANotebook(f"the notebook's kernel language is {language!r}; this course grades Python notebooks")
+    return nb  # type: ignore[no-any-return]
+
+
+def check_cells(nb: nbformat.NotebookNode, cells: AssignmentCells) -> None:
+    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if not present & (cells.solution_cells | cells.test_cells):
+        raise WrongAssignment(
+            f"this notebook has none of {cells.name}'s graded cells: is it the notebook of another assignment? "
+            f"Submit release/{cells.name}/{cells.notebook}.ipynb with your answers."
+        )
+    missing = sorted(cells.solution_cells - present)
+    if missing:
+        raise WrongAssignment(
+            f"the notebook lacks answer cell(s) {', '.join(missing)} of {cells.name} (deleted, or their nbgrader "
+            "metadata was lost); copy your answers into a fresh copy of the release and submit that."
+        )
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def accept(store: Store, config: ServiceConfig, student: str, assignment: str, data: bytes) -> int:
+    """Validate, store durably, and queue one submission; return its id."""
+    cells = assignment_cells(config.db_url, assignment)
+    nb = parse_notebook(data, config.max_upload_bytes)
+    check_cells(nb, cells)
+    received = now()
+    digest = hashlib.sha256(data).hexdigest()
+    stamp = received.strftime("%Y%m%dT%H%M%S%f")
+    path = config.data_dir / "submissions" / student / assignment / f"{stamp}-{digest[:12]}.ipynb"
+    _write_durably(path, data)
+    try:
+        return store.add_submission(student, assignment, path, digest, received)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def received_at_utc(value: dt.datetime) -> str:
+    return value.replace(tzinfo=dt.UTC).isoformat()

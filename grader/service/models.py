@@ -1,0 +1,71 @@
+"""The frozen records passed between stages."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    role: str  # "student" | "ta" | "admin"
+
+    @property
+    def is_staff(self) -> bool:
+        return self.role in ("ta", "admin")
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: int
+    student: str
+    assignment: str
+    received_at: dt.datetime
+    path: Path
+    sha256: str
+    status: str  # queued | running | graded | failed
+    attempts: int = 0
+    reason: str = ""
+    score: float | None = None
+    max_score: float | None = None
+    late_penalty: float | None = None
+    graded_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    submission_id: int
+    attempts: int
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One graded test cell as the student may see it: never its source."""
+
+    name: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What the execution stage produced: the autograded notebook, or why there is none."""
+
+    notebook: Path | None
+    log: str
+    problem: str = ""  # a student-facing reason when the run did not complete normally
+
+
+@dataclass(frozen=True)
+class Grade:
+    submission_id: int
+    score: float
+    max_score: float
+    late_penalty: float
+    tests: tuple[TestResult, ...] = field(default_factory=tuple)
+    problem: str = ""

@@ -1,0 +1,47 @@
+"""The queue: local worker threads that claim jobs from the database.
+
+The job table is the queue, so a restart loses nothing: jobs left ``running``
+by a killed service are put back to ``queued`` at start-up and graded once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .config import ServiceConfig
+from .pipeline import grade_job
+from .store import Store
+
+
+class LocalWorkers:
+    def __init__(self, store: Store, config: ServiceConfig) -> None:
+        self.store = store
+        self.config = config
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        self.store.requeue_running()
+        for n in range(self.config.workers):
+            thread = threading.Thread(target=self._loop, name=f"grader-worker-{n}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def notify(self) -> None:
+        self.wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stopping.set()
+        self.wake.set()
+        for thread in self.threads:
+            thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            job = self.store.claim_job()
+            if job is None:
+                self.wake.wait(timeout=1.0)
+                self.wake.clear()
+                continue
+            grade_job(self.store, self.config, job)

@@ -1,0 +1,51 @@
+"""``grader serve``: the service for this repository's course, on the embedded default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import course
+from . import config as service_config
+from .store import Store
+
+
+def prepare(cfg: service_config.ServiceConfig) -> None:
+    """Releases in the gradebook: the service grades only assignments nbgrader knows."""
+    from nbgrader.api import Gradebook
+
+    root = cfg.course_root
+    with Gradebook(cfg.db_url) as gradebook:
+        known = {a.name for a in gradebook.assignments}
+    missing = [a for a in course.assignments(root) if a not in known]
+    if missing:
+        print(f"Registering assignments with nbgrader: {', '.join(missing)} ...", flush=True)
+        course.generate_releases(root, missing)
+
+
+def run(**overrides: Any) -> int:
+    import uvicorn
+
+    from .app import create_app
+
+    cfg = service_config.load(**overrides)
+    prepare(cfg)
+    store = Store(cfg.db_url)
+    demo_token = store.issue_token("demo-student", "student")
+    admin_token = store.issue_token("admin", "admin")
+    url = f"http://{cfg.host}:{cfg.port}"
+    print(
+        f"""
+Grading service for {", ".join(course.assignments(cfg.course_root))}: {url}
+  gradebook: {cfg.db_url}    workers: {cfg.workers}    API schema: {url}/openapi.json
+
+Tokens (new ones with `grader tokens issue STUDENT [--role ta|admin]`; stored hashed):
+  demo-student: {demo_token}
+  admin:        {admin_token}
+
+Try it:
+  GRADER_URL={url} GRADER_TOKEN={demo_token} grader submit release/ps1_tensors/ps1_tensors.ipynb
+""",
+        flush=True,
+    )
+    uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="info")
+    return 0

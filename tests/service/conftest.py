@@ -1,0 +1,121 @@
+"""A real service on loopback: ``grader serve`` in a subprocess, on a copy of the course."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from grader import course
+from grader.service.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    root: Path
+    url: str
+    process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    @property
+    def store(self) -> Store:
+        return Store(course.gradebook_url(self.root))
+
+    def token(self, user: str, role: str = "student") -> str:
+        return self.store.issue_token(user, role)
+
+    def client(self, token: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def start(self) -> None:
+        env = dict(os.environ, GRADER_COURSE_ROOT=str(self.root))
+        self.log = self.root / "server.log"
+        port = self.url.rsplit(":", 1)[1]
+        self.process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "grader"), "serve", "--port", port],
+            env=env,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.3)
+        raise RuntimeError(f"the service did not start:\n{self.log.read_text()[-4000:]}")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(30)
+
+    def wait_graded(self, token: str, submission_id: int, timeout: float = 240) -> dict:  # type: ignore[type-arg]
+        deadline = time.monotonic() + timeout
+        with self.client(token) as client:
+            while time.monotonic() < deadline:
+                body = client.get(f"/api/submissions/{submission_id}").json()
+                if body["status"] in ("graded", "failed"):
+                    return dict(body)
+                time.sleep(0.5)
+        raise AssertionError(f"submission {submission_id} not graded in {timeout} s: {body}")
+
+
+def submit(client: httpx.Client, assignment: str, data: bytes, name: str = "nb.ipynb") -> httpx.Response:
+    return client.post("/api/submissions", data={"assignment": assignment}, files={"file": (name, data)})
+
+
+def fixture_bytes(assignment: str, name: str) -> bytes:
+    return (FIXTURES / assignment / f"{name}.ipynb").read_bytes()
+
+
+def with_solution(assignment: str, grade_id: str, code: str, base: str = "correct") -> bytes:
+    """The ``base`` fixture with one answer cell replaced by ``code``."""
+    import json
+
+    nb = json.loads(fixture_bytes(assignment, base))
+    for cell in nb["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            cell["source"] = code
+            break
+    else:
+        raise KeyError(grade_id)
+    return json.dumps(nb).encode()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = course.copy_course(tmp_path_factory.mktemp("service") / "course")
+    # Tighter limits than the course's, so the limit tests finish quickly.
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write("\nc.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\n")
+    course.generate_releases(root)
+    srv = Server(root, f"http://127.0.0.1:{free_port()}")
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.kill(signal.SIGTERM)

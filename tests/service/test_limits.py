@@ -1,0 +1,101 @@
+"""Limits and isolation: a student's runaway code gets a graded result and hurts nobody else."""
+
+from __future__ import annotations
+
+import signal
+
+from .conftest import Server, fixture_bytes, submit, with_solution
+
+# ps2's cubic_slope is worth 3 points and tested by test_cubic_slope alone.
+CUBIC = "ps2_autograd"
+
+
+def _grade(server: Server, student: str, data: bytes) -> dict:  # type: ignore[type-arg]
+    token = server.token(student)
+    with server.client(token) as client:
+        response = submit(client, CUBIC, data)
+    assert response.status_code == 202, response.text
+    return server.wait_graded(token, response.json()["id"], timeout=300)
+
+
+def _tests(body: dict) -> dict:  # type: ignore[type-arg]
+    return {t["name"]: t for t in body["tests"]}
+
+
+def test_infinite_loop_in_a_cell_is_interrupted_and_the_rest_is_graded(server: Server) -> None:
+    body = _grade(
+        server, "svc-loop", with_solution(CUBIC, "cubic_slope", "def cubic_slope(x0):\n    while True:\n        pass\n")
+    )
+    assert body["status"] == "graded"
+    tests = _tests(body)
+    assert tests["test_cubic_slope"]["points"] == 0
+    assert (
+        "CellTimeoutError" in tests["test_cubic_slope"]["message"]
+        or "Interrupt" in tests["test_cubic_slope"]["message"]
+    )
+    others = [t for name, t in tests.items() if name != "test_cubic_slope"]
+    assert all(t["passed"] for t in others)
+
+
+def test_memory_blow_up_is_a_memory_error_for_that_student_only(server: Server) -> None:
+    code = "def cubic_slope(x0):\n    hog = bytearray(64 * 1024**3)\n    return float(len(hog))\n"
+    body = _grade(server, "svc-memory", with_solution(CUBIC, "cubic_slope", code))
+    tests = _tests(body)
+    assert body["status"] == "graded"
+    assert tests["test_cubic_slope"]["points"] == 0 and "MemoryError" in tests["test_cubic_slope"]["message"]
+    assert sum(t["passed"] for t in tests.values()) == len(tests) - 1
+
+
+def test_kernel_that_exits_gets_a_graded_result_with_a_clear_message(server: Server) -> None:
+    code = "import os\n\ndef cubic_slope(x0):\n    os._exit(3)\n"
+    body = _grade(server, "svc-exit", with_solution(CUBIC, "cubic_slope", code))
+    assert body["status"] == "graded"
+    assert body["score"] < body["max_score"]
+    assert body["reason"] or any(
+        "died" in t["message"].lower() or "dead" in t["message"].lower() for t in body["tests"]
+    )
+
+
+def test_student_code_runs_in_a_private_directory_with_a_clean_environment(server: Server) -> None:
+    """The kernel's cwd holds nothing; the course, the gradebook and the grader's secrets are out of reach."""
+    probe = (
+        "import os\n"
+        "def cubic_slope(x0):\n"
+        "    seen = {'cwd': os.getcwd(), 'files': os.listdir('.'), 'env': sorted(os.environ),\n"
+        "            'up': [p for p in ('../gradebook.db', '../../gradebook.db', '../../../gradebook.db',\n"
+        "                               '../source', '../../source', '../../../source') if os.path.exists(p)]}\n"
+        "    raise AssertionError(repr(seen))\n"
+    )
+    body = _grade(server, "svc-probe", with_solution(CUBIC, "cubic_slope", probe))
+    message = _tests(body)["test_cubic_slope"]["message"]
+    seen = eval(message.split("AssertionError: ", 1)[1])
+    assert not seen["cwd"].startswith(str(server.root))
+    assert seen["files"] == [] and seen["up"] == []
+    for secret in ("GRADER_DB_URL", "GRADER_COURSE_ROOT", "GRADER_TOKEN"):
+        assert secret not in seen["env"]
+
+
+def test_kill_9_while_jobs_are_queued_loses_nothing_and_grades_each_once(server: Server) -> None:
+    token = server.token("svc-restart")
+    ids = []
+    with server.client(token) as client:
+        for name in ("correct", "hard-coded", "grad-not-zeroed"):
+            response = submit(client, CUBIC, fixture_bytes(CUBIC, name))
+            assert response.status_code == 202
+            ids.append(response.json()["id"])
+    server.kill(signal.SIGKILL)
+    statuses = {s.id: s.status for s in server.store.submissions(student="svc-restart")}
+    assert set(statuses) == set(ids) and set(statuses.values()) <= {"queued", "running"}
+    server.start()
+    results = [server.wait_graded(token, i, timeout=300) for i in ids]
+    assert [r["status"] for r in results] == ["graded"] * 3
+    assert results[0]["score"] == results[0]["max_score"] > results[1]["score"]
+    import sqlalchemy as sa
+
+    from grader.service.store import jobs
+
+    with server.store.engine.connect() as conn:
+        finished = conn.execute(
+            sa.select(jobs.c.submission_id, jobs.c.status).where(jobs.c.submission_id.in_(ids))
+        ).all()
+    assert sorted(finished) == sorted((i, "graded") for i in ids)  # one job each, graded once
