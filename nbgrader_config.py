@@ -56,9 +56,21 @@ c.LimitOutput.max_traceback = 100
 c.GraderService.port = 8000
 c.GraderService.workers = 1              # SQLite gradebook: one grading at a time
 c.GraderService.notebook_timeout_s = 300  # whole-notebook wall-clock limit
-c.GraderService.memory_limit_bytes = 4 * 1024**3
+c.GraderService.memory_limit_bytes = 10 * 1024**3  # address space: a torch kernel maps ~5 GiB, RSS ~0.7 GiB
 c.GraderService.max_upload_bytes = 5 * 1024**2
 c.GraderService.feedback_policy = {}      # assignment -> "immediate" | "after_deadline" | "score_only"
+
+# --- exchange: the stock student commands (nbgrader fetch_assignment / submit / list / fetch_feedback,
+# and JupyterLab's Assignments panel) talk to the grading service; URL and token from $GRADER_URL and
+# $GRADER_TOKEN (or c.GraderExchange.url / .token).  Releases, collection and feedback are the service's.
+c.ExchangeFactory.exchange = "grader.exchange.GraderExchange"
+c.ExchangeFactory.fetch_assignment = "grader.exchange.GraderFetchAssignment"
+c.ExchangeFactory.submit = "grader.exchange.GraderSubmit"
+c.ExchangeFactory.list = "grader.exchange.GraderList"
+c.ExchangeFactory.fetch_feedback = "grader.exchange.GraderFetchFeedback"
+c.ExchangeFactory.release_assignment = "grader.exchange.GraderReleaseAssignment"
+c.ExchangeFactory.release_feedback = "grader.exchange.GraderReleaseFeedback"
+c.ExchangeFactory.collect = "grader.exchange.GraderCollect"
 
 # --- late policy -----------------------------------------------------------------
 # 10% of the score per started day late, after 15 minutes of grace; nothing after 10 days.

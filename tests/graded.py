@@ -39,7 +39,7 @@ def _grade_assignment(base: Path, assignment: str) -> Graded:
     # the instructor's own notebook, hidden tests and solution markers included, as a submission
     course.place_submission(root, SOURCE_STUDENT, assignment, root / "source" / assignment / f"{assignment}.ipynb")
     # a correct submission two days late: the late policy must take 20%
-    correct = Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / assignment / "correct.ipynb"
+    correct = Path(__file__).resolve().parent / "fixtures" / "submissions" / assignment / "correct.ipynb"
     late = course.place_submission(root, LATE_STUDENT, assignment, correct)
     (late.parent / "timestamp.txt").write_text(str(DUE + dt.timedelta(days=1, hours=20)))
     from nbgrader.api import Gradebook

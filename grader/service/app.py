@@ -13,35 +13,15 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
-from . import export, feedback, intake
+from . import auth, exchange_api, export, feedback, intake
 from .config import ServiceConfig
-from .errors import AuthError, Forbidden, GraderError, NotFound, StudentError, TooLarge
-from .models import User
+from .errors import GraderError, NotFound, StudentError, TooLarge
 from .queue import LocalWorkers
 from .store import Store
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-def _user(request: Request) -> User:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise AuthError("missing token: send 'Authorization: Bearer <token>' (get one from your TA)")
-    store: Store = request.app.state.store
-    user = store.user_for_token(token.strip())
-    if user is None:
-        raise AuthError("invalid or revoked token")
-    return user
-
-
-def _staff(request: Request) -> User:
-    user = _user(request)
-    if not user.is_staff:
-        raise Forbidden("this needs a TA or admin token")
-    return user
 
 
 async def health(request: Request) -> Response:
@@ -64,7 +44,7 @@ async def submit(request: Request) -> Response:
       413: {description: notebook too large}
       422: {description: not a notebook of this assignment}
     """
-    user = _user(request)
+    user = auth.user(request)
     config: ServiceConfig = request.app.state.config
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > config.max_upload_bytes + 64 * 1024:
@@ -95,7 +75,7 @@ async def list_submissions(request: Request) -> Response:
       200: {description: a list of submissions}
       401: {description: missing or invalid token}
     """
-    user = _user(request)
+    user = auth.user(request)
     store: Store = request.app.state.store
     student = request.query_params.get("student") if user.is_staff else user.id
     rows = store.submissions(student=student, assignment=request.query_params.get("assignment"))
@@ -111,7 +91,7 @@ async def get_submission(request: Request) -> Response:
       401: {description: missing or invalid token}
       404: {description: no such submission of yours}
     """
-    user = _user(request)
+    user = auth.user(request)
     store: Store = request.app.state.store
     raw = request.path_params["submission_id"]
     submission = store.submission(raw) if isinstance(raw, int) else None
@@ -130,7 +110,7 @@ async def grades(request: Request) -> Response:
       401: {description: missing or invalid token}
       403: {description: not staff}
     """
-    _staff(request)
+    auth.staff(request)
     return JSONResponse(export.grade_table(request.app.state.store, request.app.state.config))
 
 
@@ -142,7 +122,7 @@ async def grades_csv(request: Request) -> Response:
       401: {description: missing or invalid token}
       403: {description: not staff}
     """
-    _staff(request)
+    auth.staff(request)
     return PlainTextResponse(export.nbgrader_csv(request.app.state.config), media_type="text/csv")
 
 
@@ -155,7 +135,7 @@ async def regrade(request: Request) -> Response:
       401: {description: missing or invalid token}
       403: {description: not staff}
     """
-    _staff(request)
+    auth.staff(request)
     try:
         body = json.loads(await request.body() or b"{}")
     except json.JSONDecodeError:
@@ -208,6 +188,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
         Route("/api/admin/grades", grades, methods=["GET"]),
         Route("/api/admin/grades.csv", grades_csv, methods=["GET"]),
         Route("/api/admin/regrade", regrade, methods=["POST"]),
+        *exchange_api.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={GraderError: error_response})

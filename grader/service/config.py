@@ -22,7 +22,7 @@ class ServiceConfig:
     workers: int = 1
     max_upload_bytes: int = 5 * 1024 * 1024
     notebook_timeout_s: float = 300.0
-    memory_limit_bytes: int = 4 * 1024**3
+    memory_limit_bytes: int = 10 * 1024**3
     max_attempts: int = 3
     feedback_policy: dict[str, str] = field(default_factory=dict)
 

@@ -36,6 +36,8 @@ def grade_job(store: Store, config: ServiceConfig, job: Job) -> None:
     try:
         notebook_name = assignment_cells(config.db_url, submission.assignment).notebook
         ran = execution.run(config, submission, notebook_name)
+        if ran.problem:
+            log.warning("submission %s: %s\n%s", submission.id, ran.problem, ran.log[-4000:])
         grade = scoring.score(config, submission, notebook_name, ran)
         gradebook.record(config, submission, notebook_name, grade)
         store.finish_job(job, grade)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .. import course
@@ -47,5 +48,6 @@ Try it:
 """,
         flush=True,
     )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="info")
     return 0

@@ -178,7 +178,7 @@ def test_admin_grade_table_csv_and_regrade(server: Server) -> None:
         assert regrade.status_code == 202 and regrade.json()["submissions"] == [first]
         assert client.post("/api/admin/regrade", content=b"nope").status_code == 400
     again = server.wait_graded(student_token, first)
-    assert again["score"] == row["raw_score"]
+    assert again["score"] == row["raw_score"], again
 
 
 def test_openapi_schema_is_served(server: Server) -> None:

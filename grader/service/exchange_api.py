@@ -1,0 +1,193 @@
+"""HTTP edge for the nbgrader exchange plugin (``grader.exchange``): releases in, feedback out.
+
+Submissions go through the existing ``POST /api/submissions``.  Every answer is
+for the caller only: a student sees their own submissions and feedback, and the
+feedback page is built from ``feedback.view`` (names, points, messages), never
+from nbgrader's ``generate_feedback`` HTML, which shows hidden test source.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from . import auth, feedback
+from .config import ServiceConfig
+from .errors import NotFound, StudentError
+from .store import Store
+
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+SKIPPED = {".ipynb_checkpoints", "__pycache__", ".DS_Store"}
+MAX_RELEASE_BYTES = 50 * 1024 * 1024
+
+
+def release_dir(config: ServiceConfig, assignment: str) -> Path:
+    """``release/<assignment>/`` of a released assignment; 404 otherwise."""
+    if not NAME.match(assignment) or ".." in assignment:
+        raise StudentError(f"{assignment!r} is not an assignment name")
+    folder = config.course_root / "release" / assignment
+    if not folder.is_dir():
+        names = ", ".join(released(config)) or "none yet"
+        raise NotFound(f"assignment {assignment!r} is not released; released: {names}")
+    return folder
+
+
+def released(config: ServiceConfig) -> list[str]:
+    root = config.course_root / "release"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and NAME.match(p.name) and p.name not in SKIPPED)
+
+
+def release_files(folder: Path) -> list[Path]:
+    """The files students fetch, relative to ``folder`` (no checkpoints, caches or hidden files)."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part in SKIPPED or part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.append(relative)
+    return found
+
+
+def assignment_listing(config: ServiceConfig) -> list[dict[str, Any]]:
+    listing = []
+    for name in released(config):
+        folder = config.course_root / "release" / name
+        due = feedback.due_date(config, name)
+        listing.append(
+            {
+                "assignment": name,
+                "due_date": due.isoformat() + "Z" if due else None,
+                "notebooks": sorted(
+                    p.stem for p in release_files(folder) if p.suffix == ".ipynb" and len(p.parts) == 1
+                ),
+                "feedback_policy": config.policy(name),
+            }
+        )
+    return listing
+
+
+def release_payload(config: ServiceConfig, assignment: str) -> dict[str, Any]:
+    folder = release_dir(config, assignment)
+    files, total = [], 0
+    for relative in release_files(folder):
+        data = (folder / relative).read_bytes()
+        total += len(data)
+        if total > MAX_RELEASE_BYTES:
+            raise StudentError(f"the release of {assignment} is over {MAX_RELEASE_BYTES // 2**20} MB; ask your TA")
+        files.append({"path": relative.as_posix(), "content": base64.b64encode(data).decode("ascii")})
+    return {"assignment": assignment, "files": files}
+
+
+def _points(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else "–"
+
+
+def feedback_html(view: dict[str, Any], notebook: str) -> str:
+    """A self-contained, student-safe feedback page for one graded attempt (everything escaped)."""
+    e = html.escape
+    title = f"Feedback: {view['assignment']} / {notebook}"
+    rows = []
+    for test in view.get("tests", []):
+        mark = "PASS" if test["passed"] else "FAIL"
+        message = f"<pre>{e(test['message'])}</pre>" if test.get("message") else ""
+        rows.append(
+            f'<tr class="{mark.lower()}"><td>{e(test["name"])}</td><td>{mark}</td>'
+            f"<td>{_points(test['points'])} / {_points(test['max_points'])}</td><td>{message}</td></tr>"
+        )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{e(title)}</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top;text-align:left}"
+        "tr.fail td:nth-child(2){color:#b00}tr.pass td:nth-child(2){color:#070}pre{white-space:pre-wrap;margin:0}"
+        "</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+        f"<p>Submitted {e(view['received_at'])} (submission {e(str(view['id']))})</p>",
+        f'<p class="score">Score: {_points(view.get("final_score"))} / {_points(view.get("max_score"))}',
+    ]
+    if view.get("late_penalty"):
+        parts.append(f" (raw {_points(view.get('score'))}, late penalty {_points(view['late_penalty'])})")
+    parts.append("</p>")
+    if view.get("reason"):
+        parts.append(f'<p class="reason">{e(view["reason"])}</p>')
+    if rows:
+        parts.append("<table><tr><th>test</th><th>result</th><th>points</th><th>message</th></tr>")
+        parts.extend(rows)
+        parts.append("</table>")
+    if "tests_hidden_until" in view:
+        parts.append(f"<p>Per-test results are shown {e(view['tests_hidden_until'])}.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def feedback_listing(config: ServiceConfig, store: Store, student: str, assignment: str | None) -> list[dict[str, Any]]:
+    """Every attempt of ``student`` (optionally of one assignment), with a feedback page when graded."""
+    notebooks: dict[str, str] = {}
+    answer = []
+    for submission in store.submissions(student=student, assignment=assignment):
+        view = feedback.view(config, submission, store.results(submission.id), staff=False)
+        if submission.assignment not in notebooks:
+            folder = config.course_root / "release" / submission.assignment
+            names = sorted(p.stem for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+            notebooks[submission.assignment] = names[0] if names else submission.assignment
+        notebook = notebooks[submission.assignment]
+        item: dict[str, Any] = {**view, "notebook": notebook}
+        if submission.status == "graded":
+            item["html"] = feedback_html(view, notebook)
+        answer.append(item)
+    return answer
+
+
+async def list_assignments(request: Request) -> Response:
+    """
+    summary: Released assignments with their notebooks and due dates (for `nbgrader list`).
+    responses:
+      200: {description: the released assignments}
+      401: {description: missing or invalid token}
+    """
+    auth.user(request)
+    return JSONResponse(assignment_listing(request.app.state.config))
+
+
+async def get_release(request: Request) -> Response:
+    """
+    summary: The student files of one released assignment, base64 in JSON (for `nbgrader fetch_assignment`).
+    responses:
+      200: {description: the release files}
+      401: {description: missing or invalid token}
+      404: {description: not released}
+    """
+    auth.user(request)
+    return JSONResponse(release_payload(request.app.state.config, request.path_params["assignment"]))
+
+
+async def get_feedback(request: Request) -> Response:
+    """
+    summary: Your attempts with a student-safe HTML feedback page per graded one (for `nbgrader fetch_feedback`).
+    responses:
+      200: {description: your attempts}
+      401: {description: missing or invalid token}
+    """
+    user = auth.user(request)
+    student = request.query_params.get("student", user.id) if user.is_staff else user.id
+    assignment = request.path_params.get("assignment")
+    return JSONResponse(feedback_listing(request.app.state.config, request.app.state.store, student, assignment))
+
+
+routes: list[Route] = [
+    Route("/api/assignments", list_assignments, methods=["GET"]),
+    Route("/api/assignments/{assignment}/release", get_release, methods=["GET"]),
+    Route("/api/assignments/{assignment}/feedback", get_feedback, methods=["GET"]),
+    Route("/api/feedback", get_feedback, methods=["GET"]),
+]
