@@ -77,3 +77,5 @@ c.ExchangeFactory.collect = "grader.exchange.GraderCollect"
 c.AssignLatePenalties.plugin_class = "grader.late_policy.PercentPerDay"
 c.PercentPerDay.percent_per_day = 10.0
 c.PercentPerDay.grace_minutes = 15.0
+c.PercentPerDay.unit = "day"            # or "hour"
+c.PercentPerDay.max_percent = 100.0     # cap; nbgrader's own "none"/"zero": c.LateSubmissionPlugin.penalty_method

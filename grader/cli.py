@@ -52,12 +52,21 @@ def _submit(args: argparse.Namespace) -> int:
     from . import client
 
     try:
-        body = client.submit(Path(args.path), args.assignment, client.connection())
+        body = client.submit(Path(args.path), args.assignment, client.connection(), confirm_late=args.confirm_late)
     except client.ClientError as error:
         print(f"grader submit: {error}", file=sys.stderr)
         return 2
     print(client.report(body))
     return 0 if body["status"] == "graded" else 1
+
+
+def _extension(args: argparse.Namespace) -> int:
+    from .service import config as service_config
+    from .service import deadlines
+
+    deadlines.grant_extension(service_config.load(), args.assignment, args.student, args.hours)
+    print(f"{args.student} has {args.hours:g} extra hour(s) for {args.assignment}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     submit = commands.add_parser("submit", help="submit a notebook to the service and wait for its grade")
     submit.add_argument("path")
     submit.add_argument("--assignment", help="default: the notebook's file name without .ipynb")
+    submit.add_argument("--confirm-late", action="store_true", help="replace an on-time submission with a late one")
     submit.set_defaults(func=_submit)
+    extension = commands.add_parser("extension", help="give a student more time (nbgrader's own extension)")
+    extension.add_argument("student")
+    extension.add_argument("assignment")
+    extension.add_argument("--hours", type=float, required=True, help="0 removes the extension")
+    extension.set_defaults(func=_extension)
     return parser
 
 

@@ -44,7 +44,12 @@ def connection() -> Connection:
 
 
 def submit(
-    path: Path, assignment: str | None, conn: Connection, out: TextIO = sys.stdout, timeout: float = 900.0
+    path: Path,
+    assignment: str | None,
+    conn: Connection,
+    out: TextIO = sys.stdout,
+    timeout: float = 900.0,
+    confirm_late: bool = False,
 ) -> dict[str, Any]:
     if not path.exists():
         raise ClientError(f"{path} does not exist")
@@ -53,7 +58,9 @@ def submit(
     with httpx.Client(base_url=conn.url, headers=headers, timeout=60) as client:
         try:
             response = client.post(
-                "/api/submissions", data={"assignment": assignment}, files={"file": (path.name, path.read_bytes())}
+                "/api/submissions",
+                data={"assignment": assignment, "confirm_late": "true" if confirm_late else ""},
+                files={"file": (path.name, path.read_bytes())},
             )
         except httpx.HTTPError as error:
             raise ClientError(f"cannot reach the grader at {conn.url}: {error}") from None

@@ -37,3 +37,20 @@ def test_plugin_reads_its_settings_from_nbgrader_config() -> None:
     config.PercentPerDay.percent_per_day = 25.0
     plugin = PercentPerDay(config=config)
     assert plugin.late_submission_penalty("s", 40.0, 3 * DAY) == pytest.approx(30.0)
+
+
+def test_per_hour_with_a_cap() -> None:
+    assert percent_per_day_penalty(40.0, 3 * 3600 + 1, 5.0, 0.0, unit="hour") == pytest.approx(8.0)
+    assert percent_per_day_penalty(40.0, 30 * 3600, 5.0, 0.0, unit="hour", max_percent=50.0) == pytest.approx(20.0)
+
+
+def test_plugin_unit_and_cap_from_config() -> None:
+    from traitlets.config import Config
+
+    config = Config()
+    config.PercentPerDay.unit = "hour"
+    config.PercentPerDay.percent_per_day = 2.0
+    config.PercentPerDay.max_percent = 30.0
+    plugin = PercentPerDay(config=config)
+    assert plugin.late_submission_penalty("s", 50.0, 5 * 3600) == pytest.approx(5.0)
+    assert plugin.late_submission_penalty("s", 50.0, 100 * 3600) == pytest.approx(15.0)

@@ -36,12 +36,28 @@ async def health(request: Request) -> Response:
 async def submit(request: Request) -> Response:
     """
     summary: Submit a notebook (multipart form with fields `assignment` and `file`).
+    parameters:
+      - {name: student, in: query, required: false, schema: {type: string}, description: staff only}
+    requestBody:
+      required: true
+      content:
+        multipart/form-data:
+          schema:
+            type: object
+            required: [assignment, file]
+            properties:
+              assignment: {type: string}
+              file: {type: string, format: binary}
+              confirm_late: {type: string, enum: ["", "true"]}
     responses:
       202: {description: accepted and queued}
       400: {description: bad request}
       401: {description: missing or invalid token}
       404: {description: unknown assignment}
+      403: {description: past the hard deadline, or no attempts left}
+      409: {description: late resubmission needs confirm_late=true}
       413: {description: notebook too large}
+      429: {description: submitting too often}
       422: {description: not a notebook of this assignment}
     """
     user = auth.user(request)
@@ -61,7 +77,8 @@ async def submit(request: Request) -> Response:
         raise StudentError("the form needs a 'file' field holding the notebook")
     data = await upload.read(config.max_upload_bytes + 1)
     student = request.query_params.get("student", user.id) if user.is_staff else user.id
-    submission_id = intake.accept(request.app.state.store, config, student, assignment, data)
+    confirm_late = str(form.get("confirm_late", "")).lower() in ("1", "true", "yes")
+    submission_id = intake.accept(request.app.state.store, config, student, assignment, data, confirm_late)
     request.app.state.workers.notify()
     return JSONResponse(
         {"id": submission_id, "status": "queued", "url": f"/api/submissions/{submission_id}"}, status_code=202
@@ -71,6 +88,9 @@ async def submit(request: Request) -> Response:
 async def list_submissions(request: Request) -> Response:
     """
     summary: Your submissions (staff may filter all by `student` and `assignment`).
+    parameters:
+      - {name: student, in: query, required: false, schema: {type: string}}
+      - {name: assignment, in: query, required: false, schema: {type: string}}
     responses:
       200: {description: a list of submissions}
       401: {description: missing or invalid token}
@@ -86,6 +106,8 @@ async def list_submissions(request: Request) -> Response:
 async def get_submission(request: Request) -> Response:
     """
     summary: One submission's status, score and feedback.
+    parameters:
+      - {name: submission_id, in: path, required: true, schema: {type: integer}}
     responses:
       200: {description: the submission}
       401: {description: missing or invalid token}
@@ -94,7 +116,8 @@ async def get_submission(request: Request) -> Response:
     user = auth.user(request)
     store: Store = request.app.state.store
     raw = request.path_params["submission_id"]
-    submission = store.submission(raw) if isinstance(raw, int) else None
+    in_range = isinstance(raw, int) and 0 < raw < 2**63  # a larger id cannot exist (and SQLite would overflow)
+    submission = store.submission(raw) if in_range else None
     if submission is None or (not user.is_staff and submission.student != user.id):
         raise NotFound("no such submission of yours")
     return JSONResponse(
@@ -129,6 +152,15 @@ async def grades_csv(request: Request) -> Response:
 async def regrade(request: Request) -> Response:
     """
     summary: Regrade one submission, or the latest attempt of one student or a whole assignment (staff).
+    requestBody:
+      content:
+        application/json:
+          schema:
+            type: object
+            properties:
+              submission_id: {type: integer}
+              student: {type: string}
+              assignment: {type: string}
     responses:
       202: {description: queued}
       400: {description: bad request}

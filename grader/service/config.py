@@ -25,6 +25,9 @@ class ServiceConfig:
     memory_limit_bytes: int = 10 * 1024**3
     max_attempts: int = 3
     feedback_policy: dict[str, str] = field(default_factory=dict)
+    hard_deadline_hours: dict[str, float] = field(default_factory=dict)
+    max_submissions: int = 0
+    min_seconds_between_submissions: float = 0.0
 
     @property
     def data_dir(self) -> Path:

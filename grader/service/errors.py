@@ -43,6 +43,14 @@ class LateConfirmationNeeded(StudentError):
     status = 409
 
 
+class TooManyAttempts(StudentError):
+    status = 403
+
+
+class RateLimited(StudentError):
+    status = 429
+
+
 class AuthError(GraderError):
     status = 401
 

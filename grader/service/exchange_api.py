@@ -163,6 +163,8 @@ async def list_assignments(request: Request) -> Response:
 async def get_release(request: Request) -> Response:
     """
     summary: The student files of one released assignment, base64 in JSON (for `nbgrader fetch_assignment`).
+    parameters:
+      - {name: assignment, in: path, required: true, schema: {type: string}}
     responses:
       200: {description: the release files}
       401: {description: missing or invalid token}
@@ -175,6 +177,8 @@ async def get_release(request: Request) -> Response:
 async def get_feedback(request: Request) -> Response:
     """
     summary: Your attempts with a student-safe HTML feedback page per graded one (for `nbgrader fetch_feedback`).
+    parameters:
+      - {name: assignment, in: path, required: true, schema: {type: string}}
     responses:
       200: {description: your attempts}
       401: {description: missing or invalid token}

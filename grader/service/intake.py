@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import deadlines
 from .config import ServiceConfig
 from .errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
 from .store import Store, now
@@ -113,12 +114,15 @@ def _write_durably(path: Path, data: bytes) -> None:
         os.close(directory)
 
 
-def accept(store: Store, config: ServiceConfig, student: str, assignment: str, data: bytes) -> int:
-    """Validate, store durably, and queue one submission; return its id."""
+def accept(
+    store: Store, config: ServiceConfig, student: str, assignment: str, data: bytes, confirm_late: bool = False
+) -> int:
+    """Validate, check the course's rules, store durably, and queue one submission; return its id."""
     cells = assignment_cells(config.db_url, assignment)
     nb = parse_notebook(data, config.max_upload_bytes)
     check_cells(nb, cells)
     received = now()
+    deadlines.admit(store, config, student, assignment, received, confirm_late)
     digest = hashlib.sha256(data).hexdigest()
     stamp = received.strftime("%Y%m%dT%H%M%S%f")
     path = config.data_dir / "submissions" / student / assignment / f"{stamp}-{digest[:12]}.ipynb"

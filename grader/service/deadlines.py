@@ -1,0 +1,89 @@
+"""Deadlines and submission limits, decided at intake.
+
+The due date is the assignment's in the nbgrader gradebook, moved by the
+student's extension (``nbgrader``'s own ``grant_extension``, also
+``grader extension``).  Settings (``c.GraderService.*``):
+
+- ``hard_deadline_hours``: assignment -> hours after the (extended) due date
+  after which submissions are refused;
+- ``max_submissions``: attempts per student and assignment (0: no limit);
+- ``min_seconds_between_submissions``: a per-student rate limit;
+- a late submission that would replace an on-time one needs ``confirm_late``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from .config import ServiceConfig
+from .errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
+from .store import Store
+
+
+@dataclass(frozen=True)
+class Deadline:
+    due: dt.datetime | None
+    """The due date including the student's extension (naive UTC), or None."""
+    hard: dt.datetime | None
+
+    def is_late(self, when: dt.datetime) -> bool:
+        return self.due is not None and when > self.due
+
+
+def deadline(config: ServiceConfig, assignment: str, student: str) -> Deadline:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(config.db_url) as gradebook:
+        try:
+            due = gradebook.find_assignment(assignment).duedate
+        except MissingEntry:
+            return Deadline(None, None)
+        if due is None:
+            return Deadline(None, None)
+        try:
+            extension = gradebook.find_submission(assignment, student).extension
+        except MissingEntry:
+            extension = None
+    due = due + (extension or dt.timedelta(0))
+    hours = config.hard_deadline_hours.get(assignment)
+    return Deadline(due, due + dt.timedelta(hours=hours) if hours is not None else None)
+
+
+def grant_extension(config: ServiceConfig, assignment: str, student: str, hours: float) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(config.db_url) as gradebook:
+        gradebook.update_or_create_student(student)
+        try:
+            gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            gradebook.add_submission(assignment, student)
+        gradebook.grant_extension(assignment, student, minutes=round(hours * 60))
+
+
+def admit(
+    store: Store, config: ServiceConfig, student: str, assignment: str, when: dt.datetime, confirm_late: bool
+) -> None:
+    """Refuse a submission the course's rules do not allow; otherwise return."""
+    earlier = store.submissions(student=student, assignment=assignment)
+    if earlier and config.min_seconds_between_submissions > 0:
+        wait = config.min_seconds_between_submissions - (when - earlier[-1].received_at).total_seconds()
+        if wait > 0:
+            raise RateLimited(f"you submitted {assignment} moments ago; wait {wait:.0f} s before submitting again")
+    if config.max_submissions and len(earlier) >= config.max_submissions:
+        raise TooManyAttempts(
+            f"you have used all {config.max_submissions} submissions of {assignment}; ask your TA if you need another"
+        )
+    limits = deadline(config, assignment, student)
+    if limits.hard is not None and when > limits.hard:
+        raise PastHardDeadline(
+            f"{assignment} closed on {limits.hard:%Y-%m-%d %H:%M} UTC; no more submissions are accepted"
+        )
+    on_time = [s for s in earlier if s.status != "failed" and not limits.is_late(s.received_at)]
+    if limits.is_late(when) and on_time and not confirm_late:
+        raise LateConfirmationNeeded(
+            f"{assignment} was due {limits.due:%Y-%m-%d %H:%M} UTC. This late submission would replace your "
+            "on-time one and may cost a late penalty. To submit it anyway, confirm: form field confirm_late=true "
+            "(grader submit --confirm-late)."
+        )

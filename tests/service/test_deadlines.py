@@ -1,0 +1,123 @@
+"""Deadlines, extensions, late confirmation, attempt and rate limits, feedback policy: through HTTP."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader import course
+
+from .conftest import Server, fixture_bytes, free_port, submit
+
+RULES = """
+c.GraderService.hard_deadline_hours = {"ps2_autograd": 1}
+c.GraderService.max_submissions = 3
+c.GraderService.min_seconds_between_submissions = 1.5
+c.GraderService.feedback_policy = {"ps1_tensors": "score_only"}
+"""
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def set_due(server: Server, assignment: str, due: dt.datetime) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.gradebook_url(server.root)) as gradebook:
+        gradebook.update_or_create_assignment(assignment, duedate=due)
+
+
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = course.copy_course(tmp_path_factory.mktemp("strict") / "course")
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(RULES)
+    course.generate_releases(root)
+    server = Server(root, f"http://127.0.0.1:{free_port()}")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill(signal.SIGTERM)
+
+
+def test_past_the_hard_deadline_is_refused_until_an_extension(strict: Server) -> None:
+    set_due(strict, "ps2_autograd", _utcnow() - dt.timedelta(hours=2))
+    token = strict.token("late-lucy")
+    data = fixture_bytes("ps2_autograd", "correct")
+    with strict.client(token) as client:
+        refused = submit(client, "ps2_autograd", data)
+        assert refused.status_code == 403
+        assert "ps2_autograd closed on" in refused.json()["error"]
+        assert strict.store.submissions(student="late-lucy") == []
+        env = dict(os.environ, GRADER_COURSE_ROOT=str(strict.root))
+        grader = str(Path(sys.executable).parent / "grader")
+        granted = subprocess.run(
+            [grader, "extension", "late-lucy", "ps2_autograd", "--hours", "5"], env=env, capture_output=True, text=True
+        )
+        assert granted.returncode == 0, granted.stderr
+        assert "late-lucy has 5 extra hour(s) for ps2_autograd" in granted.stdout
+        assert submit(client, "ps2_autograd", data).status_code == 202
+
+
+def test_late_resubmission_needs_confirmation_instead_of_silently_costing_points(strict: Server) -> None:
+    set_due(strict, "ps3_regression", _utcnow() + dt.timedelta(hours=1))
+    token = strict.token("careful-carl")
+    data = fixture_bytes("ps3_regression", "correct")
+    with strict.client(token) as client:
+        assert submit(client, "ps3_regression", data).status_code == 202
+        (first,) = strict.store.submissions(student="careful-carl")
+        set_due(strict, "ps3_regression", first.received_at + dt.timedelta(seconds=0.5))  # first was on time
+        time.sleep(1.6)
+        unconfirmed = submit(client, "ps3_regression", data)
+        assert unconfirmed.status_code == 409
+        assert "would replace your on-time one" in unconfirmed.json()["error"]
+        assert "confirm_late=true" in unconfirmed.json()["error"]
+        assert len(strict.store.submissions(student="careful-carl")) == 1
+        confirmed = client.post(
+            "/api/submissions",
+            data={"assignment": "ps3_regression", "confirm_late": "true"},
+            files={"file": ("nb.ipynb", data)},
+        )
+        assert confirmed.status_code == 202
+    assert len(strict.store.submissions(student="careful-carl")) == 2
+
+
+def test_rate_limit_and_attempt_limit(strict: Server) -> None:
+    set_due(strict, "ps1_tensors", _utcnow() + dt.timedelta(days=1))
+    token = strict.token("eager-eve")
+    data = fixture_bytes("ps1_tensors", "correct")
+    with strict.client(token) as client:
+        assert submit(client, "ps1_tensors", data).status_code == 202
+        too_soon = submit(client, "ps1_tensors", data)
+        assert too_soon.status_code == 429 and "wait" in too_soon.json()["error"]
+        for _ in range(2):
+            time.sleep(1.6)
+            assert submit(client, "ps1_tensors", data).status_code == 202
+        time.sleep(1.6)
+        exhausted = submit(client, "ps1_tensors", data)
+        assert exhausted.status_code == 403
+        assert "used all 3 submissions of ps1_tensors" in exhausted.json()["error"]
+    assert len(strict.store.submissions(student="eager-eve")) == 3
+
+
+def test_score_only_policy_hides_per_test_results_from_the_student_not_from_staff(strict: Server) -> None:
+    set_due(strict, "ps1_tensors", _utcnow() + dt.timedelta(days=1))
+    token = strict.token("quiet-quinn")
+    with strict.client(token) as client:
+        submission_id = submit(client, "ps1_tensors", fixture_bytes("ps1_tensors", "hard-coded")).json()["id"]
+    body = strict.wait_graded(token, submission_id, timeout=300)
+    assert body["status"] == "graded" and body["score"] < body["max_score"]
+    assert "tests" not in body and body["tests_hidden_until"] == "never (score only)"
+    with strict.client(strict.token("ta-tom", "ta")) as client:
+        staff_view = client.get(f"/api/submissions/{submission_id}").json()
+    assert any(not t["passed"] for t in staff_view["tests"])
