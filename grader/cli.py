@@ -69,6 +69,37 @@ def _extension(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import check
+
+    path = Path(args.path)
+    if not path.exists():
+        print(f"grader check: {path} does not exist", file=sys.stderr)
+        return 2
+    results = check.run(path)
+    print(check.report(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _roster(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .service import config as service_config
+    from .service import roster
+
+    try:
+        issued = roster.import_roster(service_config.load(), Path(args.csv))
+    except roster.RosterError as error:
+        print(f"grader roster: {error}", file=sys.stderr)
+        return 2
+    print("student_id,token")
+    for student, token in issued:
+        print(f"{student},{token}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="The autograded PyTorch course.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--assignment", help="default: the notebook's file name without .ipynb")
     submit.add_argument("--confirm-late", action="store_true", help="replace an on-time submission with a late one")
     submit.set_defaults(func=_submit)
+    check = commands.add_parser("check", help="run a notebook's visible tests locally before submitting")
+    check.add_argument("path")
+    check.set_defaults(func=_check)
+    roster = commands.add_parser("roster", help="add students from a roster CSV to the gradebook and issue tokens")
+    roster.add_argument("csv", help="columns: id (required), first_name, last_name, email")
+    roster.set_defaults(func=_roster)
     extension = commands.add_parser("extension", help="give a student more time (nbgrader's own extension)")
     extension.add_argument("student")
     extension.add_argument("assignment")
@@ -101,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # nbgrader creates a gradebook by running `alembic`: this environment's bin must be on PATH.
+    course.put_bin_on_path()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

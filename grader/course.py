@@ -53,6 +53,13 @@ def gradebook_url(root: Path, db_url: str | None = None) -> str:
     return f"sqlite:///{root / 'gradebook.db'}"
 
 
+def put_bin_on_path() -> None:
+    """This environment's ``bin`` first on ``PATH`` (for nbgrader's ``alembic``), once."""
+    bin_dir = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
 def environment(root: Path, db_url: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     bin_dir = str(Path(sys.executable).parent)

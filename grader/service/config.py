@@ -11,6 +11,7 @@ from .. import course
 from .errors import ConfigurationError
 
 FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
+COUNTING = ("latest", "best")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class ServiceConfig:
     feedback_policy: dict[str, str] = field(default_factory=dict)
     hard_deadline_hours: dict[str, float] = field(default_factory=dict)
     max_submissions: int = 0
+    counting: str = "latest"
     min_seconds_between_submissions: float = 0.0
 
     @property
@@ -56,6 +58,8 @@ def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
     config = ServiceConfig(course_root=root, db_url=db_url, **section)
     if config.workers < 1:
         raise ConfigurationError("GraderService.workers must be at least 1")
+    if config.counting not in COUNTING:
+        raise ConfigurationError(f"GraderService.counting must be one of {COUNTING}, not {config.counting!r}")
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
     if bad:
         raise ConfigurationError(f"GraderService.feedback_policy: {bad} not in {FEEDBACK_POLICIES}")

@@ -10,6 +10,7 @@ empty directory with a clean environment (``grader.isolation.PrivateExecute``).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
@@ -31,6 +32,7 @@ _locks: dict[tuple[str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
 
 OUTPUT_LIMIT_BYTES = 2_000_000
+PR_SET_PDEATHSIG = 1
 
 
 def _lock(student: str, assignment: str) -> threading.Lock:
@@ -38,8 +40,18 @@ def _lock(student: str, assignment: str) -> threading.Lock:
         return _locks.setdefault((student, assignment), threading.Lock())
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when the service dies, so a killed service leaves no grading behind."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def _limits(memory_bytes: int) -> Callable[[], None]:
     def apply() -> None:
+        _die_with_parent()
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .config import ServiceConfig
 from .models import Grade, Submission
+from .store import Store
 
 
 def record(config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade) -> None:
@@ -26,4 +27,35 @@ def record(config: ServiceConfig, submission: Submission, notebook_name: str, gr
             if cell_grade.name in points:
                 cell_grade.auto_score = points[cell_grade.name]
                 cell_grade.needs_manual_grade = False
+        graded.late_submission_penalty = grade.late_penalty
         gradebook.db.commit()
+
+
+def counting_attempt(store: Store, config: ServiceConfig, student: str, assignment: str) -> Submission | None:
+    """The attempt whose grade counts: the latest graded one, or the best (``GraderService.counting``)."""
+    graded = [s for s in store.submissions(student=student, assignment=assignment) if s.status == "graded"]
+    if not graded:
+        return None
+    if config.counting == "best":
+        return max(graded, key=lambda s: ((s.score or 0.0) - (s.late_penalty or 0.0), s.received_at))
+    return max(graded, key=lambda s: s.received_at)
+
+
+def record_counting(store: Store, config: ServiceConfig, submission: Submission, notebook_name: str) -> None:
+    """After grading ``submission``, make sure the gradebook holds the attempt that counts.
+
+    Grading an attempt writes its grade to the gradebook; when another attempt
+    counts (an older one regraded, or a better one under ``counting = "best"``),
+    that attempt's recorded grade is written back.
+    """
+    counting = counting_attempt(store, config, submission.student, submission.assignment)
+    if counting is None or counting.id == submission.id:
+        return
+    grade = Grade(
+        submission_id=counting.id,
+        score=counting.score or 0.0,
+        max_score=counting.max_score or 0.0,
+        late_penalty=counting.late_penalty or 0.0,
+        tests=store.results(counting.id),
+    )
+    record(config, counting, notebook_name, grade)

@@ -41,6 +41,7 @@ def grade_job(store: Store, config: ServiceConfig, job: Job) -> None:
         grade = scoring.score(config, submission, notebook_name, ran)
         gradebook.record(config, submission, notebook_name, grade)
         store.finish_job(job, grade)
+        gradebook.record_counting(store, config, submission, notebook_name)
         log.info(
             "graded submission %s (%s/%s): %g/%g",
             submission.id,

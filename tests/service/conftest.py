@@ -111,7 +111,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = course.copy_course(tmp_path_factory.mktemp("service") / "course")
     # Tighter limits than the course's, so the limit tests finish quickly.
     with (root / "nbgrader_config.py").open("a") as config:
-        config.write("\nc.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\n")
+        config.write("\nc.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\nc.GraderService.workers = 2\n")
     course.generate_releases(root)
     srv = Server(root, f"http://127.0.0.1:{free_port()}")
     srv.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import subprocess
@@ -22,6 +23,9 @@ c.GraderService.hard_deadline_hours = {"ps2_autograd": 1}
 c.GraderService.max_submissions = 3
 c.GraderService.min_seconds_between_submissions = 1.5
 c.GraderService.feedback_policy = {"ps1_tensors": "score_only"}
+c.GraderService.notebook_timeout_s = 60
+c.GraderService.counting = "best"
+c.Execute.timeout = 90
 """
 
 
@@ -121,3 +125,41 @@ def test_score_only_policy_hides_per_test_results_from_the_student_not_from_staf
     with strict.client(strict.token("ta-tom", "ta")) as client:
         staff_view = client.get(f"/api/submissions/{submission_id}").json()
     assert any(not t["passed"] for t in staff_view["tests"])
+
+
+def test_whole_notebook_limit_ends_a_slow_notebook_with_a_graded_result(strict: Server) -> None:
+    """Each cell stays under the per-cell limit (90 s); together they pass the notebook limit (60 s)."""
+    set_due(strict, "ps2_autograd", _utcnow() + dt.timedelta(days=1))
+    slow = json.loads(fixture_bytes("ps2_autograd", "correct"))
+    for cell in slow["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in ("cubic_slope", "predict", "mse"):
+            cell["source"] = "import time\ntime.sleep(25)\n" + "".join(cell["source"])
+    token = strict.token("slow-sam")
+    with strict.client(token) as client:
+        submission_id = submit(client, "ps2_autograd", json.dumps(slow).encode()).json()["id"]
+    body = strict.wait_graded(token, submission_id, timeout=300)
+    assert body["status"] == "graded"
+    assert body["score"] == 0
+    assert "Grading stopped after 60 s, the limit for a whole notebook" in body["reason"]
+    assert all(t["message"].startswith("Grading stopped after 60 s") for t in body["tests"])
+
+
+def test_best_attempt_counts_in_the_gradebook_when_configured(strict: Server) -> None:
+    from nbgrader.api import Gradebook
+
+    set_due(strict, "ps3_regression", _utcnow() + dt.timedelta(days=1))
+    token = strict.token("best-bea")
+    with strict.client(token) as client:
+        good = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "correct")).json()["id"]
+        first = strict.wait_graded(token, good, timeout=300)
+        time.sleep(1.6)
+        worse = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "grad-not-zeroed")).json()["id"]
+        second = strict.wait_graded(token, worse, timeout=300)
+    assert second["score"] < first["score"] == first["max_score"]
+    with Gradebook(course.gradebook_url(strict.root)) as gradebook:
+        counted = gradebook.find_submission("ps3_regression", "best-bea")
+        assert counted.score == first["score"]
+    with strict.client(strict.token("ta-tia", "ta")) as client:
+        rows = client.get("/api/admin/grades").json()
+        (row,) = [r for r in rows if r["student"] == "best-bea" and r["assignment"] == "ps3_regression"]
+    assert row["raw_score"] == first["score"] and row["attempts"] == 2

@@ -1,0 +1,57 @@
+"""``grader check NOTEBOOK``: run the visible tests locally before submitting.
+
+Executes the notebook top to bottom in a fresh kernel (as the grader will)
+and reports every test cell: passed, or the error it raised.  Only the
+visible tests are in a student's notebook, so a pass here is necessary, not
+sufficient.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    points: float
+    passed: bool
+    message: str
+
+
+def run(path: Path, timeout: float = 60) -> list[CheckResult]:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    client = NotebookClient(nb, timeout=timeout, allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    results: list[CheckResult] = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade"):
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        stderr = [o for o in cell.get("outputs", []) if o.output_type == "stream" and o.name == "stderr"]
+        message = ""
+        if errors:
+            message = f"{errors[0].ename}: {ANSI.sub('', str(errors[0].evalue))}"
+        elif stderr:
+            message = "the cell wrote to stderr, which the grader scores as a failure:\n" + stderr[0].text[-1000:]
+        results.append(CheckResult(meta.get("grade_id", "?"), float(meta.get("points", 0)), not message, message))
+    return results
+
+
+def report(results: list[CheckResult]) -> str:
+    lines = []
+    for r in results:
+        lines.append(f"  {'PASS' if r.passed else 'FAIL'} {r.name} ({r.points:g} points)")
+        if not r.passed:
+            lines.extend("      " + line for line in r.message.splitlines())
+    passed = sum(r.passed for r in results)
+    lines.append(f"{passed}/{len(results)} visible test cells pass. Hidden tests run only when you submit.")
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""The ``grader`` commands that work without a server: check, roster, tokens."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import course
+from grader.service.store import Store
+
+GRADER = str(Path(sys.executable).parent / "grader")
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "submissions"
+
+
+def run(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(root)) if root else dict(os.environ)
+    return subprocess.run([GRADER, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_check_runs_the_visible_tests_locally(tmp_path: Path) -> None:
+    nb = nbformat.read(FIXTURES / "ps2_autograd" / "hard-coded.ipynb", as_version=4)
+    for cell in nb.cells:  # break the visible test of one task, too
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "mean_square_loss":
+            cell.source = "def mean_square_loss(x):\n    return float((x * x).mean())"
+    path = tmp_path / "ps2_autograd.ipynb"
+    nbformat.write(nb, path)
+    proc = run("check", str(path))
+    assert proc.returncode == 1, proc.stderr
+    assert "PASS test_cubic_slope (3 points)" in proc.stdout  # hard-coding passes the visible test
+    assert "FAIL test_mean_square_loss_value (3 points)" in proc.stdout
+    assert "visible test cells pass. Hidden tests run only when you submit." in proc.stdout
+    assert "BEGIN HIDDEN" not in proc.stdout
+
+
+def test_check_passes_a_correct_notebook_and_refuses_a_missing_file(tmp_path: Path) -> None:
+    proc = run("check", str(FIXTURES / "ps1_tensors" / "correct.ipynb"))
+    assert proc.returncode == 0 and "16/16 visible test cells pass" in proc.stdout
+    missing = run("check", str(tmp_path / "nope.ipynb"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.fixture
+def scratch_course(tmp_path: Path) -> Path:
+    return course.copy_course(tmp_path / "course")
+
+
+def test_roster_adds_students_to_the_gradebook_and_issues_tokens(scratch_course: Path) -> None:
+    from nbgrader.api import Gradebook
+
+    roster = scratch_course / "roster.csv"
+    roster.write_text("id,first_name,last_name,email\nada,Ada,Lovelace,ada@example.org\nalan,Alan,Turing,\n")
+    proc = run("roster", str(roster), root=scratch_course)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "student_id,token" and [line.split(",")[0] for line in lines[1:]] == ["ada", "alan"]
+    store = Store(course.gradebook_url(scratch_course))
+    token = lines[1].split(",")[1]
+    user = store.user_for_token(token)
+    assert user is not None and (user.id, user.role) == ("ada", "student")
+    with Gradebook(course.gradebook_url(scratch_course)) as gradebook:
+        ada = gradebook.find_student("ada")
+        assert (ada.first_name, ada.last_name, ada.email) == ("Ada", "Lovelace", "ada@example.org")
+    revoke = run("tokens", "revoke", "ada", root=scratch_course)
+    assert "ada: 1 token(s) revoked" in revoke.stdout
+    assert store.user_for_token(token) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("name\nada\n", "must name the columns, with 'id'"),
+        ("id\nada\nada\n", "duplicate ids ['ada']"),
+        ("id\n../etc\n", "may not contain"),
+        ("id,email\n,x@y\n", "line 2: empty id"),
+    ],
+)
+def test_bad_roster_is_refused_whole(scratch_course: Path, text: str, error: str) -> None:
+    roster = scratch_course / "roster.csv"
+    roster.write_text(text)
+    proc = run("roster", str(roster), root=scratch_course)
+    assert proc.returncode == 2 and error in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_tokens_issue_with_role(scratch_course: Path) -> None:
+    proc = run("tokens", "issue", "tara", "--role", "ta", root=scratch_course)
+    name, role, token = proc.stdout.split()
+    assert (name, role) == ("tara", "ta")
+    user = Store(course.gradebook_url(scratch_course)).user_for_token(token)
+    assert user is not None and user.is_staff
