@@ -106,12 +106,11 @@ def with_solution(assignment: str, grade_id: str, code: str, base: str = "correc
     return json.dumps(nb).encode()
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = course.copy_course(tmp_path_factory.mktemp("service") / "course")
-    # Tighter limits than the course's, so the limit tests finish quickly.
+def running_server(base: Path, settings: str) -> Iterator[Server]:
+    """``grader serve`` on a fresh copy of the course whose nbgrader_config.py ends with ``settings``."""
+    root = course.copy_course(base / "course")
     with (root / "nbgrader_config.py").open("a") as config:
-        config.write("\nc.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\nc.GraderService.workers = 2\n")
+        config.write("\n" + settings)
     course.generate_releases(root)
     srv = Server(root, f"http://127.0.0.1:{free_port()}")
     srv.start()
@@ -119,3 +118,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.kill(signal.SIGTERM)
+
+
+# Tighter limits than the course's, so the limit tests finish quickly; two workers, as at a deadline.
+QUICK = "c.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\nc.GraderService.workers = 2\n"
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from running_server(tmp_path_factory.mktemp("service"), QUICK)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ import pytest
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, free_port, submit
+from .conftest import Server, fixture_bytes, running_server, submit
 
 RULES = """
 c.GraderService.hard_deadline_hours = {"ps2_autograd": 1}
@@ -42,16 +41,7 @@ def set_due(server: Server, assignment: str, due: dt.datetime) -> None:
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = course.copy_course(tmp_path_factory.mktemp("strict") / "course")
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(RULES)
-    course.generate_releases(root)
-    server = Server(root, f"http://127.0.0.1:{free_port()}")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill(signal.SIGTERM)
+    yield from running_server(tmp_path_factory.mktemp("strict"), RULES)
 
 
 def test_past_the_hard_deadline_is_refused_until_an_extension(strict: Server) -> None:
