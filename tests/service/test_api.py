@@ -186,6 +186,10 @@ def test_admin_grade_table_csv_and_regrade(server: Server) -> None:
         regrade = client.post("/api/admin/regrade", json={"student": "svc-admin-view"})
         assert regrade.status_code == 202 and regrade.json()["submissions"] == [first]
         assert client.post("/api/admin/regrade", content=b"nope").status_code == 400
+        assert client.post("/api/admin/regrade", json={"color": "blue"}).status_code == 400
+        assert client.post("/api/admin/regrade", json={"assignment": "ps9_nothing"}).status_code == 404
+        by_id = client.post("/api/admin/regrade", json={"submission_id": first})
+        assert by_id.status_code == 202 and by_id.json() == {"queued": 1, "submissions": [first]}
     again = server.wait_graded(student_token, first)
     assert again["score"] == row["raw_score"], again
 

@@ -21,7 +21,7 @@ RULES = """
 c.GraderService.hard_deadline_hours = {"ps2_autograd": 1}
 c.GraderService.max_submissions = 3
 c.GraderService.min_seconds_between_submissions = 1.5
-c.GraderService.feedback_policy = {"ps1_tensors": "score_only"}
+c.GraderService.feedback_policy = {"ps1_tensors": "score_only", "ps3_regression": "after_deadline"}
 c.GraderService.notebook_timeout_s = 60
 c.GraderService.counting = "best"
 c.Execute.timeout = 90
@@ -153,3 +153,18 @@ def test_best_attempt_counts_in_the_gradebook_when_configured(strict: Server) ->
         rows = client.get("/api/admin/grades").json()
         (row,) = [r for r in rows if r["student"] == "best-bea" and r["assignment"] == "ps3_regression"]
     assert row["raw_score"] == first["score"] and row["attempts"] == 2
+
+
+def test_after_deadline_policy_shows_per_test_results_once_the_due_date_has_passed(strict: Server) -> None:
+    set_due(strict, "ps3_regression", _utcnow() + dt.timedelta(days=1))
+    token = strict.token("patient-pat")
+    with strict.client(token) as client:
+        submission_id = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "sum-instead-of-mean")).json()[
+            "id"
+        ]
+        before = strict.wait_graded(token, submission_id, timeout=300)
+        assert before["score"] < before["max_score"]
+        assert "tests" not in before and before["tests_hidden_until"] == "the due date"
+        set_due(strict, "ps3_regression", _utcnow() - dt.timedelta(minutes=1))
+        after = client.get(f"/api/submissions/{submission_id}").json()
+    assert any("sum-instead-of-mean" in t["message"] for t in after["tests"] if not t["passed"])
