@@ -18,7 +18,7 @@ EXAMPLES = course.REPO_ROOT / "tests" / "fixtures" / "submissions"
 SHOWCASE: dict[str, tuple[str, ...]] = {
     "ps1_tensors": ("correct", "unintended-broadcast", "view-non-contiguous"),
     "ps2_autograd": ("correct", "sum-instead-of-mean", "grad-not-zeroed"),
-    "ps3_regression": ("correct", "grad-not-zeroed", "uses-torch-optim"),
+    "ps3_regression": ("correct", "grad-not-zeroed", "fit-uses-optim-sgd"),
 }
 
 
@@ -38,8 +38,9 @@ def run(root: Path = course.REPO_ROOT, say: Callable[[str], None] = print) -> li
     for assignment, examples in SHOWCASE.items():
         for example in examples:
             notebook = EXAMPLES / assignment / f"{example}.ipynb"
-            if notebook.exists():
-                course.place_submission(root, example, assignment, notebook)
+            if not notebook.exists():
+                raise FileNotFoundError(f"example submission {notebook} is missing")
+            course.place_submission(root, example, assignment, notebook)
         say(f"Autograding {assignment} (nbgrader autograde) ...")
         course.autograde(root, assignment)
         by_student: dict[str, list[course.CellScore]] = {}

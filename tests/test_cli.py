@@ -93,3 +93,12 @@ def test_tokens_issue_with_role(scratch_course: Path) -> None:
     assert (name, role) == ("tara", "ta")
     user = Store(course.gradebook_url(scratch_course)).user_for_token(token)
     assert user is not None and user.is_staff
+
+
+def test_demo_showcase_names_existing_fixture_submissions() -> None:
+    from grader import demo
+
+    assert set(demo.SHOWCASE) == set(course.assignments())
+    for assignment, examples in demo.SHOWCASE.items():
+        for example in examples:
+            assert (demo.EXAMPLES / assignment / f"{example}.ipynb").exists(), f"{assignment}/{example}"
