@@ -30,6 +30,7 @@ KEPT_VARIABLES = (
     "OPENBLAS_NUM_THREADS",
     "OPENBLAS_CORETYPE",
     "OPENBLAS_L2_SIZE",
+    "NBGRADER_EXECUTION",  # "autograde" while nbgrader autogrades: notebooks may skip slow demos
 )
 
 

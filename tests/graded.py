@@ -34,6 +34,12 @@ class Graded:
 
 
 def _grade_assignment(base: Path, assignment: str) -> Graded:
+    root = prepare(base, assignment)
+    return Graded(root, grade(root, assignment, fixtures(assignment)))
+
+
+def prepare(base: Path, assignment: str) -> Path:
+    """A released copy of the course with the instructor's and a late submission (fixtures not yet placed)."""
     root = course.copy_course(base / assignment)
     course.generate_releases(root, [assignment])
     # the instructor's own notebook, hidden tests and solution markers included, as a submission
@@ -46,7 +52,7 @@ def _grade_assignment(base: Path, assignment: str) -> Graded:
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         gradebook.update_or_create_assignment(assignment, duedate=DUE)
-    return Graded(root, grade(root, assignment, fixtures(assignment)))
+    return root
 
 
 @pytest.fixture(scope="session")

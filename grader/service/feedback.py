@@ -46,6 +46,7 @@ def view(
         max_score=submission.max_score,
         late_penalty=penalty,
         final_score=(submission.score or 0.0) - penalty,
+        graded_at=received_at_utc(submission.graded_at) if submission.graded_at else None,
     )
     policy = config.policy(submission.assignment)
     due = due_date(config, submission.assignment)

@@ -2,7 +2,7 @@
 
     intake     validate, store durably, create submission + job   (intake.accept)
     queue      a worker claims the job                              (queue.LocalWorkers / store.claim_job)
-    execution  nbgrader autograde in a fresh, limited process       (execution.run)
+    execution  nbgrader autograde, cells in a forked, limited kernel (execution.run)
     scoring    per test cell: points and the student-safe message  (scoring.score)
     gradebook  the nbgrader gradebook holds exactly that grade      (gradebook.record)
     feedback   what the student sees, by policy                     (feedback.view, export)
@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import traceback
 
+from ..engine import Engine
 from . import execution, gradebook, scoring
 from .config import ServiceConfig
 from .errors import InfrastructureError
@@ -28,14 +29,14 @@ STAGES = ("intake", "queue", "execution", "scoring", "gradebook", "feedback")
 log = logging.getLogger("grader.service")
 
 
-def grade_job(store: Store, config: ServiceConfig, job: Job) -> None:
+def grade_job(store: Store, config: ServiceConfig, engine: Engine, job: Job) -> None:
     submission = store.submission(job.submission_id)
     if submission is None:
         store.fail_job(job, "the submission record is missing", retry=False)
         return
     try:
         notebook_name = assignment_cells(config.db_url, submission.assignment).notebook
-        ran = execution.run(config, submission, notebook_name)
+        ran = execution.run(config, engine, submission, notebook_name)
         if ran.problem:
             log.warning("submission %s: %s\n%s", submission.id, ran.problem, ran.log[-4000:])
         grade = scoring.score(config, submission, notebook_name, ran)

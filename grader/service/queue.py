@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+from ..engine import Engine
 from .config import ServiceConfig
 from .pipeline import grade_job
 from .store import Store
@@ -17,11 +18,14 @@ class LocalWorkers:
     def __init__(self, store: Store, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
+        self.engine = Engine(config.course_root, config.db_url, config.notebook_timeout_s, config.memory_limit_bytes)
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        """Warm the engine (a few seconds: its zygote imports torch), then start claiming jobs."""
+        self.engine.start()
         self.store.requeue_running()
         for n in range(self.config.workers):
             thread = threading.Thread(target=self._loop, name=f"grader-worker-{n}", daemon=True)
@@ -36,6 +40,7 @@ class LocalWorkers:
         self.wake.set()
         for thread in self.threads:
             thread.join(timeout)
+        self.engine.close()
 
     def _loop(self) -> None:
         while not self.stopping.is_set():
@@ -44,4 +49,4 @@ class LocalWorkers:
                 self.wake.wait(timeout=1.0)
                 self.wake.clear()
                 continue
-            grade_job(self.store, self.config, job)
+            grade_job(self.store, self.config, self.engine, job)

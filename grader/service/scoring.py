@@ -11,6 +11,7 @@ import re
 
 import nbformat
 
+from ..engine.preprocessor import ENGINE_ERRORS
 from .config import ServiceConfig
 from .models import Execution, Grade, Submission, TestResult
 
@@ -28,7 +29,9 @@ def messages(execution: Execution) -> dict[str, str]:
             continue
         texts = []
         for output in cell.get("outputs", []):
-            if output.output_type == "error":
+            if output.output_type == "error" and output.ename in ENGINE_ERRORS:
+                texts.append(str(output.evalue))  # the engine's own sentence: why this cell did not finish
+            elif output.output_type == "error":
                 texts.append(f"{output.ename}: {ANSI.sub('', str(output.evalue))}".rstrip(": "))
             elif output.output_type == "stream" and output.name == "stderr":
                 texts.append(ANSI.sub("", output.text)[-2000:])

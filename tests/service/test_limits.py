@@ -5,10 +5,16 @@ from __future__ import annotations
 import signal
 import time
 
-from .conftest import Server, fixture_bytes, submit, with_solution
+from .conftest import Server, submit, with_solution
 
 # ps2's cubic_slope is worth 3 points and tested by test_cubic_slope alone.
 CUBIC = "ps2_autograd"
+CORRECT_CUBIC_SLOPE = (
+    "def cubic_slope(x0):\n"
+    "    x = torch.tensor(float(x0), requires_grad=True)\n"
+    "    (x**3 + 2 * x).backward()\n"
+    "    return x.grad.item()\n"
+)
 
 
 def _grade(server: Server, student: str, data: bytes) -> dict:  # type: ignore[type-arg]
@@ -79,9 +85,10 @@ def test_student_code_runs_in_a_private_directory_with_a_clean_environment(serve
 def test_kill_9_while_jobs_are_queued_loses_nothing_and_grades_each_once(server: Server) -> None:
     token = server.token("svc-restart")
     ids = []
+    slow = f"{CORRECT_CUBIC_SLOPE}import time\ntime.sleep(10)\n"  # a notebook that is still running when killed
     with server.client(token) as client:
-        for name in ("correct", "hard-coded", "grad-not-zeroed"):
-            response = submit(client, CUBIC, fixture_bytes(CUBIC, name))
+        for name in ("correct", "sum-instead-of-mean", "grad-not-zeroed"):
+            response = submit(client, CUBIC, with_solution(CUBIC, "cubic_slope", slow, base=name))
             assert response.status_code == 202
             ids.append(response.json()["id"])
     deadline = time.monotonic() + 60
@@ -89,7 +96,7 @@ def test_kill_9_while_jobs_are_queued_loses_nothing_and_grades_each_once(server:
         if any(s.status == "running" for s in server.store.submissions(student="svc-restart")):
             break
         time.sleep(0.2)
-    time.sleep(2)  # well into the grading: nbgrader and its kernel are up
+    time.sleep(2)  # well into the grading: the kernel is running the notebook
     server.kill(signal.SIGKILL)
     statuses = {s.id: s.status for s in server.store.submissions(student="svc-restart")}
     assert set(statuses) == set(ids) and "running" in statuses.values()
@@ -114,11 +121,7 @@ def test_a_flood_of_output_is_capped_and_the_notebook_graded_normally(server: Se
         "import sys\n"
         "for i in range(200_000):\n"
         "    print('spam', i)\n"
-        "    print('more spam', i, file=sys.stderr)\n"
-        "def cubic_slope(x0):\n"
-        "    x = torch.tensor(float(x0), requires_grad=True)\n"
-        "    (x**3 + 2 * x).backward()\n"
-        "    return x.grad.item()\n"
+        "    print('more spam', i, file=sys.stderr)\n" + CORRECT_CUBIC_SLOPE
     )
     body = _grade(server, "svc-flood", with_solution(CUBIC, "cubic_slope", flood))
     assert body["status"] == "graded"

@@ -1,0 +1,347 @@
+"""Throughput, latency and memory of the grading engine against stock ``nbgrader autograde``, in one run.
+
+    .venv/bin/python benchmarks/throughput.py                 # ps2_autograd, 60 submissions
+    .venv/bin/python benchmarks/throughput.py -n 8 --quick    # what the test runs
+
+Builds N submissions from the fixture notebooks of one assignment (correct
+and wrong ones, cycling) plus one that never finishes a cell, in two
+identical copies of the course.  Stock ``nbgrader autograde ASSIGNMENT``
+grades one copy (as a TA runs it), ``grader autograde ASSIGNMENT`` the other;
+the per-cell scores of both gradebooks must be identical.  Then latency on an
+idle grader: stock ``nbgrader autograde --student S`` for one submission,
+the warm engine for one submission, and (unless ``--quick``) the service
+from upload to recorded grade.  Memory is sampled every 20 ms over each
+process tree: the largest single process (RSS) and the whole tree
+(proportional set size, PSS, so pages a fork shares count once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from grader import course  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures" / "submissions"
+LOOP_CELL = "# a loop that never ends: the cell is interrupted at the time limit\nwhile True:\n    pass\n"
+
+
+# --- memory ------------------------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(_children(current))
+    return found
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in KiB; (0, 0) if it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            values = {line.split(":")[0]: int(line.split()[1]) for line in f if line.split()[-1:] == ["kB"]}
+        return values.get("Rss", 0), values.get("Pss", 0)
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+
+
+@dataclass
+class MemorySampler:
+    """Peak memory of the process trees rooted at ``roots()``, sampled in a thread."""
+
+    roots: object
+    peak_process_kib: int = 0
+    peak_total_kib: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            pids = {p for root in self.roots() for p in _tree(root)}  # type: ignore[operator]
+            sizes = [_memory_kib(p) for p in pids]
+            if sizes:
+                self.peak_process_kib = max(self.peak_process_kib, max(rss for rss, _ in sizes))
+                self.peak_total_kib = max(self.peak_total_kib, sum(pss for _, pss in sizes))
+
+
+# --- the submissions -----------------------------------------------------------------------------------
+
+
+def build_course(base: Path, assignment: str, n: int) -> Path:
+    """A course copy with N submissions from the fixtures, the last one with a never-ending cell."""
+    import nbformat
+
+    root = course.copy_course(base)
+    course.generate_releases(root, [assignment])
+    names = sorted(p.stem for p in (FIXTURES / assignment).glob("*.ipynb") if "never" not in p.stem)
+    for i in range(n - 1):
+        name = names[i % len(names)]
+        course.place_submission(root, f"s{i:03d}-{name}", assignment, FIXTURES / assignment / f"{name}.ipynb")
+    nb = nbformat.read(FIXTURES / assignment / "correct.ipynb", as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(LOOP_CELL))
+    target = root / "submitted" / f"s{n - 1:03d}-never-ending-cell" / assignment
+    target.mkdir(parents=True)
+    nbformat.write(nb, target / f"{assignment}.ipynb")
+    return root
+
+
+def set_cell_timeout(root: Path, seconds: int) -> None:
+    with (root / "nbgrader_config.py").open("a") as f:
+        f.write(f"\n# benchmark: a shorter per-cell limit, the same for both graders\nc.Execute.timeout = {seconds}\n")
+
+
+def scores(root: Path, assignment: str) -> dict[tuple[str, str], float]:
+    return {(r.student, r.grade_id): r.score for r in course.cell_scores(root, assignment)}
+
+
+# --- the runs ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    cpu_seconds: float
+    peak_process_kib: int
+    peak_total_kib: int
+
+
+def _timed(command: list[str], root: Path) -> Run:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        command, cwd=root, env=course.environment(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    with MemorySampler(lambda: [proc.pid]) as memory:
+        output, _ = proc.communicate()
+    seconds = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed:\n{output.decode(errors='replace')[-3000:]}")
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return Run(seconds, cpu, memory.peak_process_kib, memory.peak_total_kib)
+
+
+def stock_batch(root: Path, assignment: str) -> Run:
+    return _timed([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"], root)
+
+
+def engine_batch(root: Path, assignment: str, jobs: int) -> Run:
+    grader = str(Path(sys.executable).parent / "grader")
+    return _timed([grader, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)], root)
+
+
+def stock_latencies(root: Path, assignment: str, students: list[str]) -> list[float]:
+    """One ``nbgrader autograde --student S`` per submission: what grading one upload costs with the stock tool."""
+    times = []
+    for student in students:
+        started = time.monotonic()
+        course.autograde(root, assignment, student)
+        times.append(time.monotonic() - started)
+    return times
+
+
+def engine_latencies(root: Path, assignment: str, students: list[str]) -> list[float]:
+    from grader.engine import Engine
+
+    with Engine(root) as engine:
+        engine.grade(assignment, students[0])  # the first grading after start-up is not typical
+        return [engine.grade(assignment, s).seconds for s in students]
+
+
+def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple[list[float], int, int]:
+    """Upload to recorded grade through ``grader serve`` (received_at -> graded_at), one at a time."""
+    import httpx
+
+    from grader.service.store import Store
+
+    port = 18000 + os.getpid() % 1000
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(root))
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "grader"), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        store = Store(course.gradebook_url(root))
+        times = []
+        with MemorySampler(lambda: [proc.pid]) as memory:
+            for student in students:
+                data = (root / "submitted" / student / assignment / f"{assignment}.ipynb").read_bytes()
+                headers = {"Authorization": f"Bearer {store.issue_token(f'bench-{student}', 'student')}"}
+                with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+                    sub = client.post(
+                        "/api/submissions",
+                        data={"assignment": assignment, "confirm_late": "true"},
+                        files={"file": (f"{assignment}.ipynb", data)},
+                    )
+                    if sub.status_code != 202:
+                        raise SystemExit(f"the service refused a submission: {sub.status_code} {sub.text}")
+                    body = _wait(client, sub.json()["url"])
+                received = _parse(body["received_at"])
+                graded = _parse(body["graded_at"])
+                times.append((graded - received).total_seconds())
+        return times, memory.peak_process_kib, memory.peak_total_kib
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+def _wait(client: object, url: str) -> dict:  # type: ignore[type-arg]
+    while True:
+        body = client.get(url).json()  # type: ignore[attr-defined]
+        if body["status"] in ("graded", "failed"):
+            return dict(body)
+        time.sleep(0.005)
+
+
+def _parse(value: str):  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+# --- the table -----------------------------------------------------------------------------------------
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _mib(kib: int) -> str:
+    return f"{kib / 1024:,.0f} MiB"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--assignment", default="ps2_autograd")
+    parser.add_argument("-n", type=int, default=60, help="submissions, one of them never-ending (default 60)")
+    parser.add_argument("--jobs", type=int, default=2 * (os.cpu_count() or 1), help="engine kernels at a time")
+    parser.add_argument("--cell-timeout", type=int, default=5, help="Execute.timeout for both graders (s)")
+    parser.add_argument("--latency-samples", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="skip the service latency run")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    course.put_bin_on_path()
+
+    with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
+        stock_root = build_course(Path(tmp) / "stock", args.assignment, args.n)
+        set_cell_timeout(stock_root, args.cell_timeout)
+        engine_root = Path(tmp) / "engine"
+        shutil.copytree(stock_root, engine_root)
+        students = sorted(p.name for p in (stock_root / "submitted").iterdir())
+        print(
+            f"{args.n} submissions of {args.assignment} (one never-ending cell, limit {args.cell_timeout} s); "
+            f"{os.cpu_count()} CPUs; engine jobs {args.jobs}",
+            flush=True,
+        )
+
+        stock = stock_batch(stock_root, args.assignment)
+        print(f"stock nbgrader autograde: {stock.seconds:.1f} s", flush=True)
+        engine = engine_batch(engine_root, args.assignment, args.jobs)
+        print(f"grader autograde:         {engine.seconds:.1f} s", flush=True)
+        expected, got = scores(stock_root, args.assignment), scores(engine_root, args.assignment)
+        differing = sorted(k for k in expected.keys() | got.keys() if expected.get(k) != got.get(k))
+
+        sample = [s for s in students if "never" not in s][: args.latency_samples]
+        stock_lat = stock_latencies(stock_root, args.assignment, sample)
+        engine_lat = engine_latencies(engine_root, args.assignment, sample)
+        service = None if args.quick else service_latencies(engine_root, args.assignment, sample)
+
+    n = args.n
+    rows = [
+        (
+            "submissions / s (batch)",
+            f"{n / stock.seconds:.2f}",
+            f"{n / engine.seconds:.2f}",
+            f"{stock.seconds / engine.seconds:.1f}x",
+        ),
+        (
+            "CPU s / submission (batch)",
+            f"{stock.cpu_seconds / n:.2f}",
+            f"{engine.cpu_seconds / n:.3f}",
+            f"{stock.cpu_seconds / max(engine.cpu_seconds, 1e-9):.1f}x",
+        ),
+        (
+            "latency p50 / p95, one submission (s)",
+            f"{_p(stock_lat, 0.5):.2f} / {_p(stock_lat, 0.95):.2f}",
+            f"{_p(engine_lat, 0.5):.3f} / {_p(engine_lat, 0.95):.3f}",
+            f"{_p(stock_lat, 0.5) / _p(engine_lat, 0.5):.0f}x",
+        ),
+        ("peak RSS, largest process", _mib(stock.peak_process_kib), _mib(engine.peak_process_kib), ""),
+        ("peak memory, all processes (PSS)", _mib(stock.peak_total_kib), _mib(engine.peak_total_kib), ""),
+    ]
+    if service is not None:
+        times, proc_kib, total_kib = service
+        rows.append(("service: upload -> grade p50 / p95 (s)", "", f"{_p(times, 0.5):.3f} / {_p(times, 0.95):.3f}", ""))
+        rows.append(("service: peak RSS largest / all (PSS)", "", f"{_mib(proc_kib)} / {_mib(total_kib)}", ""))
+    width = max(len(r[0]) for r in rows)
+    print()
+    print(f"| {'':{width}} | stock nbgrader autograde | grader engine | ratio |")
+    print(f"|{'-' * (width + 2)}|--------------------------|---------------|-------|")
+    for label, a, b, ratio in rows:
+        print(f"| {label:{width}} | {a:>24} | {b:>13} | {ratio:>5} |")
+    cells = len(expected)
+    print(f"\nscores identical: {'yes' if not differing else 'NO'} ({cells} test cells of {n} submissions compared)")
+    for key in differing[:20]:
+        print(f"  {key[0]} {key[1]}: stock {expected.get(key)} engine {got.get(key)}")
+    if args.json:
+        figures = {
+            "n": n,
+            "assignment": args.assignment,
+            "jobs": args.jobs,
+            "stock": stock.__dict__,
+            "engine": engine.__dict__,
+            "stock_latency": stock_lat,
+            "engine_latency": engine_lat,
+            "service_latency": service[0] if service else None,
+            "identical": not differing,
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

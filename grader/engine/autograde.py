@@ -1,0 +1,161 @@
+"""nbgrader's own ``Autograde`` converter, run in this process with ``ForkExecute`` as its Execute step.
+
+``nbgrader autograde`` pays ~3 s of start-up per command and a fresh kernel
+(plus ``import torch``) per notebook.  Here the converter is built from the
+course's ``nbgrader_config.py`` once per grading and runs in-process; the only
+preprocessor replaced is the one that executes the notebook.  Gradebook rows,
+late penalties and the autograded notebooks are therefore written by the
+same nbgrader code as the stock command writes them.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from .. import course
+from . import inprocess
+from .kernel import Zygote
+from .preprocessor import bookkeeping, failures
+
+EXECUTE_STEPS = (
+    "Execute",
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.execute.Execute",
+    "grader.isolation.PrivateExecute",
+)
+FORK_EXECUTE = "grader.engine.preprocessor.ForkExecute"
+
+
+class AutogradeFailed(Exception):
+    """nbgrader could not autograde a submission; the message carries its log."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One student's autograding: whether nbgrader completed it, and its log."""
+
+    student: str
+    assignment: str
+    ok: bool
+    log: str
+    seconds: float
+    infrastructure: str = ""  # set when the grader itself failed (zygote, database): worth retrying
+
+
+def load_config(
+    root: Path,
+    db_url: str | None,
+    zygote: Zygote,
+    notebook_timeout_s: float = 0.0,
+    memory_limit_bytes: int = 0,
+) -> Config:
+    """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``."""
+    inprocess.apply()
+    previous = os.environ.get("GRADER_COURSE_ROOT")
+    os.environ["GRADER_COURSE_ROOT"] = str(root)
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    finally:
+        if previous is None:
+            os.environ.pop("GRADER_COURSE_ROOT", None)
+        else:
+            os.environ["GRADER_COURSE_ROOT"] = previous
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = course.gradebook_url(root, db_url)
+    steps = list(config.Autograde.autograde_preprocessors) if "autograde_preprocessors" in config.Autograde else None
+    if steps is None:
+        from nbgrader.converters import Autograde
+
+        steps = list(Autograde.autograde_preprocessors.default_value)
+    named = [s if isinstance(s, str) else f"{s.__module__}.{s.__qualname__}" for s in steps]
+    if not any(s in EXECUTE_STEPS or s.endswith(".Execute") for s in named):
+        raise ValueError("Autograde.autograde_preprocessors has no Execute step to replace")
+    config.Autograde.autograde_preprocessors = [
+        FORK_EXECUTE if s in EXECUTE_STEPS or s.endswith(".Execute") else s for s in named
+    ]
+    # nbconvert validates the notebook after each preprocessor; once, after all of them, suffices
+    # (when that fails it still finds the preprocessor at fault).
+    config.NotebookExporter.optimistic_validation = True
+    config.ForkExecute.zygote_socket = zygote.socket_path
+    config.ForkExecute.notebook_timeout = float(notebook_timeout_s)
+    config.ForkExecute.memory_limit = int(memory_limit_bytes)
+    return config
+
+
+def grade_one(config: Config, assignment: str, student: str, force: bool = True, create: bool = True) -> Outcome:
+    """``nbgrader autograde ASSIGNMENT --student STUDENT [--force] [--create]``, in this process."""
+    import time
+
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+
+    started = time.monotonic()
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    log = logging.getLogger(f"grader.autograde.{threading.get_ident()}")
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    log.addHandler(handler)
+    ok = True
+    failures.clear()
+    try:
+        with bookkeeping():
+            coursedir = CourseDirectory(config=config, log=log)
+            coursedir.assignment_id = assignment
+            coursedir.student_id = student
+            app = Autograde(coursedir=coursedir, config=config, log=log)
+            app.force = force
+            app.create_student = create
+            try:
+                app.start()
+            except Exception:
+                ok = False
+                log.exception("autograding %s/%s failed", student, assignment)
+    finally:
+        log.removeHandler(handler)
+    if not ok and "OperationalError" in buffer.getvalue():
+        failures.append("the gradebook database failed")
+    infrastructure = "; ".join(failures)
+    return Outcome(
+        student, assignment, ok and not infrastructure, buffer.getvalue(), time.monotonic() - started, infrastructure
+    )
+
+
+def submitted_students(root: Path, assignment: str) -> list[str]:
+    """Students with a submission of ``assignment`` under ``submitted/``, sorted."""
+    folder = root / "submitted"
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
+
+
+def grade_many(
+    config: Config,
+    assignment: str,
+    students: Iterable[str],
+    jobs: int = 1,
+    force: bool = True,
+    create: bool = True,
+    progress: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Autograde each student's submission, ``jobs`` kernels at a time; outcomes in completion order."""
+    outcomes: list[Outcome] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="autograde") as pool:
+        futures = [pool.submit(grade_one, config, assignment, s, force, create) for s in students]
+        for future in as_completed(futures):
+            outcome = future.result()
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(outcome)
+    return outcomes

@@ -1,0 +1,243 @@
+"""The grader's side of the engine: start the zygote, fork kernels from it, run cells in them."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..service.errors import InfrastructureError
+from . import protocol
+from .zygote import die_with_parent
+
+START_TIMEOUT_S = 180.0
+ZYGOTE_ENVIRONMENT = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "1",  # asking whether CUDA exists must not initialise it before fork
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "MPLBACKEND": "Agg",
+}
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """What one cell did in a forked kernel."""
+
+    outputs: list[dict[str, Any]]
+    execution_count: int | None
+    error: tuple[str, str] | None = None  # (ename, evalue) of the exception the cell raised
+    timed_out: bool = False
+    died: bool = False  # the kernel is gone: no later cell can run
+    started: float = 0.0
+    finished: float = field(default_factory=time.time)
+
+
+_running: dict[str, Zygote] = {}
+
+
+def find(socket_path: str) -> Zygote:
+    """The zygote this process started at ``socket_path`` (nbgrader's config names it by its socket)."""
+    try:
+        return _running[socket_path]
+    except KeyError:
+        raise InfrastructureError(f"no grading zygote is running at {socket_path}") from None
+
+
+class Zygote:
+    """A running zygote process (see ``grader.engine.zygote``); one per grading process."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="grader-zygote-")
+        os.chmod(self._dir, 0o700)
+        self.socket_path = os.path.join(self._dir, "zygote.sock")
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Zygote:
+        """Start the zygote and wait until it has warmed up (a few seconds: it imports torch)."""
+        with self._lock:
+            self._start()
+        _running[self.socket_path] = self
+        return self
+
+    def _start(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS",)}
+        env.update(ZYGOTE_ENVIRONMENT)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "grader.engine.zygote", self.socket_path],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self._dir,
+                preexec_fn=die_with_parent,
+            )
+        except OSError as error:
+            raise InfrastructureError(f"could not start the grading zygote: {error}") from error
+        assert self._proc.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self._proc.stdout, selectors.EVENT_READ)
+        if not selector.select(START_TIMEOUT_S) or self._proc.stdout.readline().strip() != b"ready":
+            self._proc.kill()
+            _, err = self._proc.communicate()
+            raise InfrastructureError(f"the grading zygote did not start:\n{err.decode(errors='replace')[-4000:]}")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def spawn(self, workdir: str, capture: str, env: dict[str, str], memory_bytes: int) -> Kernel:
+        """A fresh kernel forked from the zygote (the zygote is restarted if it died)."""
+        for attempt in (1, 2):
+            with self._lock:
+                self._start()
+            try:
+                return Kernel.connect(self.socket_path, workdir, capture, env, memory_bytes)
+            except (OSError, protocol.ProtocolError) as error:
+                if attempt == 2 or self.alive():
+                    raise InfrastructureError(f"could not fork a kernel: {error}") from error
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        _running.pop(self.socket_path, None)
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.communicate()
+            self._proc = None
+        for name in os.listdir(self._dir) if os.path.isdir(self._dir) else []:
+            os.unlink(os.path.join(self._dir, name))
+        if os.path.isdir(self._dir):
+            os.rmdir(self._dir)
+
+    def __enter__(self) -> Zygote:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Kernel:
+    """One forked child running one notebook's cells, in order."""
+
+    def __init__(self, sock: socket.socket, pid: int, language_info: dict[str, Any]) -> None:
+        self.sock = sock
+        self.pid = pid
+        self.language_info = language_info
+        self._next_id = 0
+        self.dead = False
+
+    @classmethod
+    def connect(cls, path: str, workdir: str, capture: str, env: dict[str, str], memory_bytes: int) -> Kernel:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(60)
+            sock.connect(path)
+            request = {"workdir": workdir, "capture": capture, "env": env, "memory_bytes": memory_bytes}
+            protocol.send(sock, request)
+            hello = protocol.receive(sock)
+            sock.settimeout(None)
+        except BaseException:
+            sock.close()
+            raise
+        if hello.get("op") != "ready" or not isinstance(hello.get("pid"), int):
+            sock.close()
+            raise protocol.ProtocolError(f"unexpected first message from a kernel: {str(hello)[:200]}")
+        return cls(sock, hello["pid"], dict(hello.get("language_info") or {}))
+
+    def _readable(self, timeout: float | None) -> bool:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.sock, selectors.EVENT_READ)
+            return bool(selector.select(timeout))
+
+    def _reply(self, expected_id: int) -> dict[str, Any]:
+        self.sock.settimeout(60)  # a reply that has started arriving arrives whole
+        try:
+            reply = protocol.receive(self.sock)
+        finally:
+            self.sock.settimeout(None)
+        if reply.get("op") != "executed" or reply.get("id") != expected_id:
+            raise protocol.ProtocolError("a reply out of sequence")
+        return reply
+
+    def execute(self, code: str, timeout: float | None, interrupt_grace: float) -> CellRun:
+        """Run one cell; on timeout interrupt it (as nbclient does), then kill the kernel if it will not stop."""
+        started = time.time()
+        self._next_id += 1
+        expected = self._next_id
+        try:
+            protocol.send(self.sock, {"op": "execute", "id": expected, "code": code})
+            if self._readable(timeout):
+                return self._cell_run(self._reply(expected), started)
+            self.interrupt()
+            if self._readable(interrupt_grace):
+                return self._cell_run(self._reply(expected), started, timed_out=True)
+        except (protocol.ProtocolError, OSError):
+            pass
+        else:
+            self.kill()
+            return CellRun([], None, timed_out=True, died=True, started=started)
+        self.kill()
+        return CellRun([], None, died=True, started=started)
+
+    @staticmethod
+    def _cell_run(reply: dict[str, Any], started: float, timed_out: bool = False) -> CellRun:
+        outputs = reply.get("outputs")
+        if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+            raise protocol.ProtocolError("outputs must be a list of objects")
+        error = reply.get("error")
+        raised = (str(error[0]), str(error[1])) if isinstance(error, list) and len(error) >= 2 else None
+        count = reply.get("execution_count")
+        return CellRun(outputs, count if isinstance(count, int) else None, raised, timed_out, False, started)
+
+    def interrupt(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """The kernel and everything it started (its own process group)."""
+        self.dead = True
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.sock.close()
+
+    def close(self) -> None:
+        if not self.dead:
+            try:
+                protocol.send(self.sock, {"op": "exit"})
+            except OSError:
+                pass
+        self.kill()
+
+
+def sandbox() -> tuple[Path, Path, Path]:
+    """A private directory for one kernel: (root, working directory, home)."""
+    root = Path(tempfile.mkdtemp(prefix="grader-kernel-"))
+    os.chmod(root, 0o700)
+    (root / "work").mkdir()
+    (root / "home").mkdir()
+    return root, root / "work", root / "home"

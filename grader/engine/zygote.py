@@ -1,0 +1,204 @@
+"""The zygote: one process that imports torch once and forks a fresh kernel per submission.
+
+Run as ``python -m grader.engine.zygote SOCKET``.  It pays every one-off cost
+before it forks, then never runs student code itself:
+
+- imports torch, NumPy, IPython and ``grader.checks``; sets torch's intra-op
+  and inter-op threads to 1 (a forked child of a multi-threaded torch process
+  deadlocks), which is also what a kernel started with ``OMP_NUM_THREADS=1``
+  uses, so results are bit-for-bit the same;
+- runs the checks library once on the ``meta`` device and a fake CUDA tensor
+  (the first such operation costs over a second in every new process), but
+  never a backward pass: torch refuses autograd in a child forked after one;
+- builds the IPython shell, so a child starts with a pristine one, and
+  formats a few typical tracebacks with it (stack_data parses each source
+  file once per process);
+- seeds torch, ``random`` and NumPy with 0 in every child, so a regrade
+  draws the same numbers (a fresh kernel seeds them from the OS, so stock
+  nbgrader may not).
+
+Then it accepts connections on ``SOCKET``; each one carries a request (the
+child's private directories, environment and memory limit) and becomes the
+channel to a new child.  A child lives for one notebook and exits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import random
+import resource
+import signal
+import socket
+import sys
+import warnings
+from typing import Any
+
+from . import protocol
+
+PR_SET_PDEATHSIG = 1
+LANGUAGE_INFO = {
+    "name": "python",
+    "version": ".".join(map(str, sys.version_info[:3])),
+    "mimetype": "text/x-python",
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "pygments_lexer": "ipython3",
+    "nbconvert_exporter": "python",
+    "file_extension": ".py",
+}
+
+
+def die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent dies."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+class Warm:
+    """What the zygote prepared: torch, the checks library and a pristine shell."""
+
+    def __init__(self) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        torch.set_num_interop_threads(1)
+        import IPython  # noqa: F401
+        import numpy  # noqa: F401
+
+        import grader.checks as checks
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            checks.assert_preserves_device(
+                lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
+            )
+        from .shell import Recorder, create
+
+        self.shell = create(Recorder())
+        self._warm_tracebacks(checks, torch)
+        assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
+        gc.collect()
+        gc.freeze()  # children share these pages instead of copying them when the collector runs
+
+    def _warm_tracebacks(self, checks: Any, torch: Any) -> None:
+        """Format a few typical failures: the first traceback costs ~50 ms of lazy imports and source parsing."""
+        failures = (
+            lambda: checks.assert_close(torch.ones(3), torch.zeros(3)),
+            lambda: checks.assert_grad_zeroed(torch.ones(2)),
+            lambda: torch.ones(2) @ torch.ones(3),
+            lambda: compile("x = (", "<warm-up>", "exec"),
+        )
+        for failure in failures:
+            try:
+                failure()
+            except SyntaxError:
+                self.shell.SyntaxTB.structured_traceback(*sys.exc_info())
+            except Exception:
+                self.shell.InteractiveTB.structured_traceback(*sys.exc_info())
+        self.shell.transform_cell("x = 1\nx")  # type: ignore[no-untyped-call]
+
+
+def _apply_limits(memory_bytes: int) -> None:
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _send_quietly(conn: socket.socket, message: dict[str, Any]) -> None:
+    """Send with SIGINT held back, so a late interrupt cannot cut a message in half."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        protocol.send(conn, message)
+    finally:
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        except KeyboardInterrupt:
+            pass
+
+
+def child(conn: socket.socket, warm: Warm, request: dict[str, Any]) -> None:
+    """The forked kernel: set up its sandbox, then run cells until told to stop."""
+    import torch
+
+    from .shell import attach, run_cell
+
+    os.setsid()
+    die_with_parent()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a huge file write fails in the cell instead of killing it
+    os.chdir(request["workdir"])
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    _apply_limits(int(request.get("memory_bytes", 0)))
+    seed = int(request.get("seed", 0))
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)  # a fresh process seeds torch from the OS: here every run draws the same numbers
+    warnings._filters_mutated()  # type: ignore[attr-defined]  # warnings seen while warming up show again
+    warnings.onceregistry.clear()  # type: ignore[attr-defined]
+    shell = warm.shell
+    shell.recorder.watch_descriptors(request["capture"])
+    attach(shell)
+    _send_quietly(conn, {"op": "ready", "pid": os.getpid(), "language_info": LANGUAGE_INFO})
+    while True:
+        try:
+            request = protocol.receive(conn)
+        except KeyboardInterrupt:
+            continue
+        except (protocol.ProtocolError, OSError):
+            return
+        if request.get("op") != "execute":
+            return
+        try:
+            count, outputs, error = run_cell(shell, str(request["code"]))
+        except KeyboardInterrupt:  # arrived after the shell finished the cell
+            count, outputs, error = shell.execution_count - 1, list(shell.recorder.outputs), None
+        reply = {"op": "executed", "id": request["id"], "execution_count": count, "outputs": outputs, "error": error}
+        try:
+            _send_quietly(conn, reply)
+        except (protocol.ProtocolError, OSError):
+            return
+
+
+def serve(path: str) -> None:
+    die_with_parent()
+    warm = Warm()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    print("ready", flush=True)
+    while True:
+        conn, _ = listener.accept()
+        try:
+            conn.settimeout(30)
+            request = protocol.receive(conn)
+            conn.settimeout(None)
+        except (protocol.ProtocolError, OSError):
+            conn.close()
+            continue
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                listener.close()
+                child(conn, warm, request)
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        conn.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

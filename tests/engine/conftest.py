@@ -1,0 +1,47 @@
+"""A real zygote for the engine's tests, and a helper that runs cells in a freshly forked kernel."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from grader.engine.kernel import CellRun, Kernel, Zygote, sandbox
+from grader.isolation import kernel_environment
+
+
+@pytest.fixture(scope="session")
+def zygote() -> Iterator[Zygote]:
+    with Zygote() as running:
+        yield running
+
+
+@dataclass
+class Session:
+    kernel: Kernel
+    home: str
+    workdir: str
+
+    def run(self, code: str, timeout: float | None = 30, grace: float = 4) -> CellRun:
+        return self.kernel.execute(code, timeout, grace)
+
+
+@contextmanager
+def fresh(zygote: Zygote, memory_bytes: int = 10 * 1024**3) -> Iterator[Session]:
+    """A kernel forked for this test, in its own sandbox, removed afterwards."""
+    root, workdir, home = sandbox()
+    kernel = zygote.spawn(str(workdir), str(home), kernel_environment(str(home)), memory_bytes)
+    try:
+        yield Session(kernel, str(home), str(workdir))
+    finally:
+        kernel.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def session(zygote: Zygote) -> Iterator[Session]:
+    with fresh(zygote) as running:
+        yield running

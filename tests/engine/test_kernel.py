@@ -1,0 +1,113 @@
+"""Forked kernels: fresh, isolated, deterministic, interruptible, and killed when they must be."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from grader.engine.kernel import Zygote
+
+from .conftest import Session, fresh
+
+
+def _stdout(run: object) -> str:
+    return "".join(o.get("text", "") for o in run.outputs if o.get("name") == "stdout")  # type: ignore[attr-defined]
+
+
+def test_each_kernel_starts_fresh(session: Session, zygote: Zygote) -> None:
+    session.run("import torch\nSECRET = 42\ntorch.set_default_dtype(torch.float64)")
+    with fresh(zygote) as other:
+        run = other.run("import torch\nprint('SECRET' in globals(), torch.get_default_dtype())")
+    assert _stdout(run) == "False torch.float32\n"
+
+
+def test_torch_runs_single_threaded_and_autograd_works_after_fork(session: Session) -> None:
+    run = session.run(
+        "import torch\nx = torch.ones(3, requires_grad=True)\n(x * x).sum().backward()\n"
+        "print(torch.get_num_threads(), x.grad.tolist())"
+    )
+    assert _stdout(run) == "1 [2.0, 2.0, 2.0]\n"
+
+
+def test_every_kernel_draws_the_same_random_numbers_seeded_with_zero(session: Session, zygote: Zygote) -> None:
+    code = "import random, numpy, torch\nprint(torch.rand(3).tolist(), random.random(), numpy.random.rand())"
+    seeded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import random, numpy, torch\ntorch.manual_seed(0); random.seed(0); numpy.random.seed(0)\n" + code,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        check=True,
+    ).stdout
+    assert _stdout(session.run(code)) == seeded
+    with fresh(zygote) as other:
+        assert _stdout(other.run(code)) == seeded
+
+
+def test_the_kernel_runs_in_a_private_directory_with_a_clean_environment(session: Session) -> None:
+    run = session.run(
+        "import os\nprint(os.getcwd(), os.listdir('.'), os.environ['HOME'], 'GRADER_DB_URL' in os.environ)"
+    )
+    assert _stdout(run) == f"{session.workdir} [] {session.home} False\n"
+
+
+def test_a_cell_past_its_timeout_is_interrupted_and_the_kernel_lives_on(session: Session) -> None:
+    session.run("x = 1")
+    started = time.monotonic()
+    run = session.run("while True:\n    pass", timeout=1)
+    assert time.monotonic() - started < 4
+    assert run.timed_out and not run.died
+    assert run.error is not None and run.error[0] == "KeyboardInterrupt"
+    assert _stdout(session.run("print(x)")) == "1\n"
+
+
+def test_a_cell_that_ignores_the_interrupt_is_killed(session: Session) -> None:
+    code = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+    run = session.run(code, timeout=1, grace=1)
+    assert run.timed_out and run.died
+    assert session.kernel.dead
+
+
+def test_a_kernel_that_exits_is_reported_dead(session: Session) -> None:
+    assert session.run("print('before')").error is None
+    run = session.run("import os\nos._exit(3)")
+    assert run.died and not run.timed_out
+
+
+def test_processes_started_by_the_kernel_are_killed_with_it(session: Session) -> None:
+    run = session.run("import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)")
+    pid = int(_stdout(run))
+    session.kernel.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_memory_limit_turns_a_huge_allocation_into_an_error(zygote: Zygote) -> None:
+    with fresh(zygote, memory_bytes=8 * 1024**3) as limited:
+        run = limited.run("import torch\nx = torch.empty(4 * 1024**3, dtype=torch.float32)")
+    assert run.error is not None and "memory" in (run.error[0] + run.error[1]).lower()
+
+
+def test_a_dead_zygote_is_restarted_for_the_next_kernel(zygote: Zygote) -> None:
+    pid = zygote.pid
+    assert pid is not None
+    os.kill(pid, 9)
+    time.sleep(0.2)
+    with fresh(zygote) as kernel:
+        assert kernel.run("1").error is None
+    assert zygote.pid != pid
