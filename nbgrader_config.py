@@ -54,7 +54,7 @@ c.LimitOutput.max_traceback = 100
 
 # --- the grading service (grader serve) ---------------------------------------------
 c.GraderService.port = 8000
-c.GraderService.workers = 2              # kernels run in parallel; nbgrader bookkeeping takes turns
+c.GraderService.workers = 4              # kernels at once (2 per core); nbgrader bookkeeping takes turns
 c.GraderService.notebook_timeout_s = 300  # whole-notebook wall-clock limit
 c.GraderService.memory_limit_bytes = 10 * 1024**3  # address space: a torch kernel maps ~5 GiB, RSS ~0.7 GiB
 c.GraderService.max_upload_bytes = 5 * 1024**2

@@ -92,6 +92,14 @@ def load_config(
     return config
 
 
+def warm_up() -> None:
+    """Import what the first grading would import (about a second), while the zygote warms up."""
+    import nbconvert.exporters
+    import nbconvert.preprocessors  # noqa: F401
+    import nbgrader.converters
+    import nbgrader.preprocessors  # noqa: F401
+
+
 def grade_one(config: Config, assignment: str, student: str, force: bool = True, create: bool = True) -> Outcome:
     """``nbgrader autograde ASSIGNMENT --student STUDENT [--force] [--create]``, in this process."""
     import time

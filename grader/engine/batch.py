@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import course
-from . import Engine
 from .autograde import Outcome, grade_many, submitted_students
+from .engine import Engine
 
 
 class BatchError(Exception):

@@ -124,3 +124,7 @@ def apply() -> None:
     from sqlalchemy.exc import SAWarning
 
     warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.")
+    # Old notebooks without cell ids: nbformat adds them and warns on every read.
+    from nbformat.warnings import MissingIDFieldWarning
+
+    warnings.filterwarnings("ignore", category=MissingIDFieldWarning)

@@ -57,46 +57,69 @@ def find(socket_path: str) -> Zygote:
 class Zygote:
     """A running zygote process (see ``grader.engine.zygote``); one per grading process."""
 
-    def __init__(self) -> None:
+    def __init__(self, course_root: Path | None = None) -> None:
+        self.course_root = course_root
         self._dir = tempfile.mkdtemp(prefix="grader-zygote-")
         os.chmod(self._dir, 0o700)
         self.socket_path = os.path.join(self._dir, "zygote.sock")
+        self.log_path = os.path.join(self._dir, "zygote.log")
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = False
 
     def start(self) -> Zygote:
         """Start the zygote and wait until it has warmed up (a few seconds: it imports torch)."""
+        self.launch()
         with self._lock:
             self._start()
-        _running[self.socket_path] = self
         return self
 
+    def launch(self) -> None:
+        """Start the zygote without waiting for it: the caller can prepare meanwhile, then ``start()``."""
+        with self._lock:
+            self._launch()
+        _running[self.socket_path] = self
+
     def _start(self) -> None:
+        self._launch()
+        if not self._ready:
+            self._wait_ready()
+
+    def _launch(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             return
+        self._ready = False
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS",)}
         env.update(ZYGOTE_ENVIRONMENT)
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "grader.engine.zygote", self.socket_path],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=self._dir,
-                preexec_fn=die_with_parent,
-            )
+            with open(self.log_path, "ab") as log:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "grader.engine.zygote", self.socket_path]
+                    + ([str(self.course_root)] if self.course_root else []),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    env=env,
+                    cwd=self._dir,
+                    preexec_fn=die_with_parent,
+                )
         except OSError as error:
             raise InfrastructureError(f"could not start the grading zygote: {error}") from error
-        assert self._proc.stdout is not None
-        selector = selectors.DefaultSelector()
-        selector.register(self._proc.stdout, selectors.EVENT_READ)
-        if not selector.select(START_TIMEOUT_S) or self._proc.stdout.readline().strip() != b"ready":
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._proc.stdout, selectors.EVENT_READ)
+            ready = bool(selector.select(START_TIMEOUT_S)) and self._proc.stdout.readline().strip() == b"ready"
+        if not ready:
             self._proc.kill()
-            _, err = self._proc.communicate()
-            raise InfrastructureError(f"the grading zygote did not start:\n{err.decode(errors='replace')[-4000:]}")
+            self._proc.communicate()
+            with open(self.log_path, "rb") as log:
+                err = log.read()[-4000:].decode(errors="replace")
+            raise InfrastructureError(f"the grading zygote did not start:\n{err}")
+        self._ready = True
 
     @property
     def pid(self) -> int | None:

@@ -278,6 +278,35 @@ def create(recorder: Recorder) -> GradingShell:
     return shell
 
 
+def prime(shell: GradingShell, sources: list[str]) -> None:
+    """Work out once what IPython works out from the text alone for the course's own cells.
+
+    Every submission runs the same test cells.  Two steps of ``run_cell`` are
+    pure functions of a cell's text: the static input transformation (magics,
+    ``!cmd``) and whether it needs top-level ``await`` (IPython compiles the
+    whole cell to find out).  The zygote computes both for the course's cells;
+    any other text takes IPython's own path.
+    """
+    from IPython.core import interactiveshell
+
+    manager = shell.input_transformer_manager
+    transform = manager.transform_cell
+    should_be_async = interactiveshell._should_be_async  # type: ignore[attr-defined]
+    transformed = {source: str(transform(source)) for source in sources}
+    is_async = {text: bool(should_be_async(text)) for text in transformed.values()}
+
+    def cached_transform(cell: str) -> str:
+        found = transformed.get(cell)
+        return found if found is not None else str(transform(cell))
+
+    def cached_should_be_async(cell: str) -> bool:
+        found = is_async.get(cell)
+        return found if found is not None else bool(should_be_async(cell))
+
+    manager.transform_cell = cached_transform
+    interactiveshell._should_be_async = cached_should_be_async  # type: ignore[attr-defined]
+
+
 def attach(shell: GradingShell) -> None:
     """In the child: student code writes into the recorder and cannot read stdin."""
     sys.stdout = Stream(shell.recorder, "stdout")

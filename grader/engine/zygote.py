@@ -1,6 +1,6 @@
 """The zygote: one process that imports torch once and forks a fresh kernel per submission.
 
-Run as ``python -m grader.engine.zygote SOCKET``.  It pays every one-off cost
+Run as ``python -m grader.engine.zygote SOCKET [COURSE_ROOT]``.  It pays every one-off cost
 before it forks, then never runs student code itself:
 
 - imports torch, NumPy, IPython and ``grader.checks``; sets torch's intra-op
@@ -10,9 +10,9 @@ before it forks, then never runs student code itself:
 - runs the checks library once on the ``meta`` device and a fake CUDA tensor
   (the first such operation costs over a second in every new process), but
   never a backward pass: torch refuses autograd in a child forked after one;
-- builds the IPython shell, so a child starts with a pristine one, and
-  formats a few typical tracebacks with it (stack_data parses each source
-  file once per process);
+- builds the IPython shell, so a child starts with a pristine one, formats a
+  few typical tracebacks with it, and transforms the course's own code cells
+  (magics and all) once, for every child to reuse;
 - seeds torch, ``random`` and NumPy with 0 in every child, so a regrade
   draws the same numbers (a fresh kernel seeds them from the OS, so stock
   nbgrader may not).
@@ -60,7 +60,7 @@ def die_with_parent() -> None:
 class Warm:
     """What the zygote prepared: torch, the checks library and a pristine shell."""
 
-    def __init__(self) -> None:
+    def __init__(self, course_root: str | None = None) -> None:
         import torch
 
         torch.set_num_threads(1)
@@ -75,10 +75,12 @@ class Warm:
             checks.assert_preserves_device(
                 lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
             )
-        from .shell import Recorder, create
+        from .shell import Recorder, create, prime
 
         self.shell = create(Recorder())
         self._warm_tracebacks(checks, torch)
+        if course_root:
+            prime(self.shell, course_cells(course_root))
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
@@ -99,6 +101,27 @@ class Warm:
             except Exception:
                 self.shell.InteractiveTB.structured_traceback(*sys.exc_info())
         self.shell.transform_cell("x = 1\nx")  # type: ignore[no-untyped-call]
+
+
+def course_cells(root: str) -> list[str]:
+    """The code cells of the course's source and release notebooks (what every submission runs)."""
+    import glob
+    import json
+
+    sources: list[str] = []
+    for path in glob.glob(os.path.join(root, "source", "*", "*.ipynb")) + glob.glob(
+        os.path.join(root, "release", "*", "*.ipynb")
+    ):
+        try:
+            with open(path, encoding="utf-8") as f:
+                cells = json.load(f).get("cells", [])
+        except (OSError, ValueError):
+            continue
+        for cell in cells:
+            if cell.get("cell_type") == "code":
+                source = cell.get("source", "")
+                sources.append("".join(source) if isinstance(source, list) else str(source))
+    return sources
 
 
 def _apply_limits(memory_bytes: int) -> None:
@@ -170,9 +193,9 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any]) -> None:
             return
 
 
-def serve(path: str) -> None:
+def serve(path: str, course_root: str | None = None) -> None:
     die_with_parent()
-    warm = Warm()
+    warm = Warm(course_root)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
@@ -201,4 +224,4 @@ def serve(path: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..engine import Engine
+from ..engine.engine import Engine
 from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
 from .config import ServiceConfig
 from .errors import InfrastructureError

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from ..engine import Engine
+from ..engine.engine import Engine
 from . import execution, gradebook, scoring
 from .config import ServiceConfig
 from .errors import InfrastructureError

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from ..engine import Engine
+from ..engine.engine import Engine
 from .config import ServiceConfig
 from .pipeline import grade_job
 from .store import Store

@@ -9,7 +9,8 @@ import nbformat
 import pytest
 
 from grader import cli, course
-from grader.engine import Engine, batch
+from grader.engine import batch
+from grader.engine.engine import Engine
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
 from tests.graded import ASSIGNMENTS, LATE_STUDENT, Graded, prepare

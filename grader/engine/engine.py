@@ -1,0 +1,51 @@
+"""``Engine``: a zygote plus the course's nbgrader configuration."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from .autograde import Outcome, grade_one, load_config, warm_up
+from .kernel import Zygote
+
+
+class Engine:
+    """A zygote plus the course's nbgrader configuration: grade submissions of one course, fast.
+
+    ``start()`` takes a few seconds (the zygote imports torch); after that a
+    notebook costs a fork and its cells.  Thread-safe: several threads may
+    grade at once, one kernel each.
+    """
+
+    def __init__(
+        self, root: Path, db_url: str | None = None, notebook_timeout_s: float = 0.0, memory_limit_bytes: int = 0
+    ) -> None:
+        self.root = Path(root)
+        self.zygote = Zygote(self.root)
+        self.config = load_config(self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes)
+        self._started = threading.Event()
+
+    def start(self) -> Engine:
+        """Launch the zygote, import nbgrader's conversion machinery meanwhile, then wait for the zygote."""
+        self.zygote.launch()
+        warm_up()
+        self.zygote.start()
+        self._started.set()
+        return self
+
+    def grade(self, assignment: str, student: str, force: bool = True, create: bool = True) -> Outcome:
+        """``nbgrader autograde ASSIGNMENT --student STUDENT``: same gradebook rows, same autograded notebook."""
+        if not self._started.is_set():
+            self.start()
+        return grade_one(self.config, assignment, student, force, create)
+
+    def close(self) -> None:
+        self.zygote.close()
+        self._started.clear()
+
+    def __enter__(self) -> Engine:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,36 @@
+"""The benchmark keeps working: a tiny run prints the full table and finds the scores identical."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "throughput.py"
+
+
+def test_a_tiny_benchmark_run_prints_the_table_and_identical_scores(tmp_path: Path) -> None:
+    figures = tmp_path / "figures.json"
+    args = ["-n", "4", "--cell-timeout", "2", "--latency-samples", "2", "--quick", "--json", str(figures)]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--assignment", "ps2_autograd", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for row in (
+        "submissions / s, warm engine (as in the service)",
+        "CPU s / submission, warm engine",
+        "submissions / s, batch command from cold",
+        "latency p50 / p95, one submission (s)",
+        "peak RSS, largest process",
+        "peak memory, all processes (PSS)",
+    ):
+        assert row in proc.stdout
+    assert "scores identical: yes (52 test cells of 4 submissions" in proc.stdout
+    data = json.loads(figures.read_text())
+    assert data["identical"] is True and data["n"] == 4
+    assert data["engine"]["seconds"] > 0 and data["stock"]["seconds"] > 0
