@@ -210,7 +210,11 @@ def serve(path: str, course_root: str | None = None) -> None:
         except (protocol.ProtocolError, OSError):
             conn.close()
             continue
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # out of memory or processes: this request fails, the zygote lives on
+            conn.close()
+            continue
         if pid == 0:
             status = 0
             try:
