@@ -25,7 +25,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from .. import course
 from . import inprocess
 from .kernel import Zygote
-from .preprocessor import bookkeeping, failures
+from .preprocessor import bookkeeping, report
 
 EXECUTE_STEPS = (
     "Execute",
@@ -50,6 +50,7 @@ class Outcome:
     log: str
     seconds: float
     infrastructure: str = ""  # set when the grader itself failed (zygote, database): worth retrying
+    stopped: str = ""  # NotebookTimeout | DeadKernelError | CellNotRun when later cells could not run
 
 
 def load_config(
@@ -116,7 +117,7 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
     log.setLevel(logging.INFO)
     log.addHandler(handler)
     ok = True
-    failures.clear()
+    report.reset()
     try:
         with bookkeeping():
             coursedir = CourseDirectory(config=config, log=log)
@@ -133,10 +134,11 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
     finally:
         log.removeHandler(handler)
     if not ok and "OperationalError" in buffer.getvalue():
-        failures.append("the gradebook database failed")
-    infrastructure = "; ".join(failures)
+        report.failures.append("the gradebook database failed")
+    infrastructure = "; ".join(report.failures)
+    seconds = time.monotonic() - started
     return Outcome(
-        student, assignment, ok and not infrastructure, buffer.getvalue(), time.monotonic() - started, infrastructure
+        student, assignment, ok and not infrastructure, buffer.getvalue(), seconds, infrastructure, report.stopped
     )
 
 

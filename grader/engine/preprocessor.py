@@ -40,23 +40,19 @@ BOOKKEEPING = threading.RLock()
 _holding = threading.local()
 
 
-class _Failures(threading.local):
-    """Infrastructure failures (zygote, fork) of this thread's current grading, for ``grade_one``."""
+class _Report(threading.local):
+    """What this thread's current grading tells ``grade_one`` besides the notebook."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
+        self.failures: list[str] = []  # infrastructure failures (zygote, fork): worth a retry
+        self.stopped = ""  # the error name of the cell after which no cell ran, if any
 
-    def append(self, text: str) -> None:
-        self.items.append(text)
-
-    def clear(self) -> None:
-        self.items = []
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.items)
+    def reset(self) -> None:
+        self.failures = []
+        self.stopped = ""
 
 
-failures = _Failures()
+report = _Report()
 
 
 @contextmanager
@@ -110,7 +106,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
         try:
             return self._preprocess(nb, resources)
         except InfrastructureError as error:
-            failures.append(str(error))
+            report.failures.append(str(error))
             raise
 
     def _preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
@@ -135,6 +131,12 @@ class ForkExecute(Execute):  # type: ignore[misc]
             return None
         return self.notebook_timeout - (time.monotonic() - started)
 
+    def _past_notebook_limit(self) -> str:
+        report.stopped = NOTEBOOK_TIMEOUT
+        return (
+            f"Grading stopped after {self.notebook_timeout:g} s, the limit for a whole notebook; this cell did not run."
+        )
+
     def _run_cells(self, nb: NotebookNode, kernel: kernels.Kernel, started: float) -> None:
         executed = 0
         stopped: str | None = None  # why no further cell can run
@@ -148,10 +150,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             if stopped is None:
                 remaining = self._remaining(started)
                 if remaining is not None and remaining <= 0:
-                    stopped = (
-                        f"Grading stopped after {self.notebook_timeout:g} s, the limit for a whole notebook; "
-                        "this cell did not run."
-                    )
+                    stopped = self._past_notebook_limit()
             if stopped is not None:
                 cell.outputs = [_error(NOT_RUN, stopped)]
                 continue
@@ -171,10 +170,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
                 }
             cell.outputs = [_node(o) for o in run.outputs]
             if run.timed_out and limited_by_notebook:
-                stopped = (
-                    f"Grading stopped after {self.notebook_timeout:g} s, the limit for a whole notebook; "
-                    "this cell did not run."
-                )
+                stopped = self._past_notebook_limit()
                 cell.outputs.append(
                     _error(
                         NOTEBOOK_TIMEOUT,
@@ -184,6 +180,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             elif run.timed_out:
                 self._record_timeout(cell)
                 if run.died:
+                    report.stopped = NOT_RUN
                     stopped = (
                         f"An earlier cell ran past the {timeout:g} s limit and could not be interrupted, "
                         "so the kernel was stopped; this cell did not run."
@@ -196,6 +193,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
                         "(it ran out of memory, crashed, or exited).",
                     )
                 )
+                report.stopped = KERNEL_DIED
                 stopped = "The Python process running your notebook died in an earlier cell; this cell did not run."
 
     def _record_timeout(self, cell: NotebookNode) -> None:

@@ -15,8 +15,6 @@ import shutil
 import threading
 from pathlib import Path
 
-import nbformat
-
 from ..engine.engine import Engine
 from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
 from .config import ServiceConfig
@@ -63,24 +61,22 @@ def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_
                     f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}"
                 )
             return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
-        return Execution(notebook=notebook, log=log, problem=_problem(config, notebook))
+        return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped))
 
 
-def _problem(config: ServiceConfig, notebook: Path) -> str:
+def _problem(config: ServiceConfig, stopped: str) -> str:
     """A notebook-wide reason to tell the student, when the engine stopped the kernel."""
-    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
-    names = {o.get("ename") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])}
-    if NOTEBOOK_TIMEOUT in names:
+    if stopped == NOTEBOOK_TIMEOUT:
         return (
             f"Grading stopped after {config.notebook_timeout_s:g} s, the limit for a whole notebook: "
             "tests that ran before keep their points; the tests after it could not run and score 0."
         )
-    if KERNEL_DIED in names:
+    if stopped == KERNEL_DIED:
         return (
             "Your notebook crashed the Python kernel (it used too much memory, or exited): "
             "tests that ran before the crash keep their points; the tests after it could not run and score 0."
         )
-    if NOT_RUN in names:
+    if stopped == NOT_RUN:
         return (
             "A cell ran past its time limit and did not stop when interrupted, so its kernel was stopped: "
             "tests that ran before keep their points; the tests after it could not run and score 0."

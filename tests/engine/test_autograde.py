@@ -112,7 +112,7 @@ def test_a_notebook_past_its_whole_time_limit_stops_and_keeps_earlier_points(tmp
     _submit(root, "sleeps", assignment, nb)
     with Engine(root, notebook_timeout_s=8) as engine:
         outcome = engine.grade(assignment, "sleeps")
-    assert outcome.ok and outcome.seconds < 20
+    assert outcome.ok and outcome.seconds < 20 and outcome.stopped == "NotebookTimeout"
     cells = results(root, assignment)["sleeps"]
     assert all(cells[t].score == cells[t].max_score for t in tests[:-2])
     assert cells[tests[-2]].score == 0 and "CellNotRun" in cells[tests[-2]].message
