@@ -23,7 +23,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from .. import course
-from . import inprocess
+from . import bulk, inprocess
 from .kernel import Zygote
 from .preprocessor import bookkeeping, report
 
@@ -73,17 +73,14 @@ def load_config(
             os.environ["GRADER_COURSE_ROOT"] = previous
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = course.gradebook_url(root, db_url)
-    steps = list(config.Autograde.autograde_preprocessors) if "autograde_preprocessors" in config.Autograde else None
-    if steps is None:
-        from nbgrader.converters import Autograde
-
-        steps = list(Autograde.autograde_preprocessors.default_value)
-    named = [s if isinstance(s, str) else f"{s.__module__}.{s.__qualname__}" for s in steps]
-    if not any(s in EXECUTE_STEPS or s.endswith(".Execute") for s in named):
+    steps = _steps(config, "autograde_preprocessors")
+    if not any(s in EXECUTE_STEPS or s.endswith(".Execute") for s in steps):
         raise ValueError("Autograde.autograde_preprocessors has no Execute step to replace")
     config.Autograde.autograde_preprocessors = [
-        FORK_EXECUTE if s in EXECUTE_STEPS or s.endswith(".Execute") else s for s in named
+        FORK_EXECUTE if s in EXECUTE_STEPS or s.endswith(".Execute") else bulk.REPLACES.get(s, s) for s in steps
     ]
+    sanitize = _steps(config, "sanitize_preprocessors")
+    config.Autograde.sanitize_preprocessors = [bulk.REPLACES.get(s, s) for s in sanitize]
     # nbconvert validates the notebook after each preprocessor; once, after all of them, suffices
     # (when that fails it still finds the preprocessor at fault).
     config.NotebookExporter.optimistic_validation = True
@@ -91,6 +88,17 @@ def load_config(
     config.ForkExecute.notebook_timeout = float(notebook_timeout_s)
     config.ForkExecute.memory_limit = int(memory_limit_bytes)
     return config
+
+
+def _steps(config: Config, trait: str) -> list[str]:
+    """The dotted names of ``Autograde.<trait>``: the course's list, else nbgrader's default."""
+    if trait in config.Autograde:
+        steps = list(config.Autograde[trait])
+    else:
+        from nbgrader.converters import Autograde
+
+        steps = list(Autograde.class_traits()[trait].default())
+    return [s if isinstance(s, str) else f"{s.__module__}.{s.__qualname__}" for s in steps]
 
 
 def warm_up() -> None:

@@ -20,6 +20,12 @@ from . import protocol
 from .zygote import die_with_parent
 
 START_TIMEOUT_S = 180.0
+# A cell still running after this long yields the CPU to short ones: its kernel's process group is
+# reniced (weight 110 against 1024, so about a tenth of a core's share when all cores are busy, and
+# all of an idle one). A never-ending loop then costs the submissions graded beside it little
+# instead of a whole core until its timeout; no kernel is ever starved.
+LONG_CELL_S = 1.0
+LONG_CELL_NICE = 10
 ZYGOTE_ENVIRONMENT = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -168,6 +174,7 @@ class Kernel:
         self.language_info = language_info
         self._next_id = 0
         self.dead = False
+        self.deprioritised = False
 
     @classmethod
     def connect(cls, path: str, workdir: str, capture: str, env: dict[str, str], memory_bytes: int) -> Kernel:
@@ -209,7 +216,7 @@ class Kernel:
         expected = self._next_id
         try:
             protocol.send(self.sock, {"op": "execute", "id": expected, "code": code})
-            if self._readable(timeout):
+            if self._wait(timeout):
                 return self._cell_run(self._reply(expected), started)
             self.interrupt()
             if self._readable(interrupt_grace):
@@ -221,6 +228,23 @@ class Kernel:
             return CellRun([], None, timed_out=True, died=True, started=started)
         self.kill()
         return CellRun([], None, died=True, started=started)
+
+    def _wait(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` for the reply, deprioritising the kernel once the cell runs long."""
+        if self.deprioritised or (timeout is not None and timeout <= LONG_CELL_S):
+            return self._readable(timeout)
+        if self._readable(LONG_CELL_S):
+            return True
+        self.deprioritise()
+        return self._readable(None if timeout is None else timeout - LONG_CELL_S)
+
+    def deprioritise(self) -> None:
+        """Renice the kernel and whatever it started (its process group) to ``LONG_CELL_NICE``."""
+        self.deprioritised = True
+        try:
+            os.setpriority(os.PRIO_PGRP, self.pid, LONG_CELL_NICE)
+        except OSError:  # already gone: the reply (or its absence) tells what happened
+            pass
 
     @staticmethod
     def _cell_run(reply: dict[str, Any], started: float, timed_out: bool = False) -> CellRun:

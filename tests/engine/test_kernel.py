@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from grader.engine.kernel import Zygote
+from grader.engine.kernel import LONG_CELL_NICE, LONG_CELL_S, Zygote
 
 from .conftest import Session, fresh
 
@@ -64,6 +64,20 @@ def test_a_cell_past_its_timeout_is_interrupted_and_the_kernel_lives_on(session:
     assert run.timed_out and not run.died
     assert run.error is not None and run.error[0] == "KeyboardInterrupt"
     assert _stdout(session.run("print(x)")) == "1\n"
+
+
+def test_a_long_cell_yields_the_cpu_to_short_ones_and_short_cells_keep_their_priority(session: Session) -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    assert session.run("import os\nprint(os.nice(0))").outputs[0]["text"] == f"{own}\n"
+    run = session.run(
+        "import os, subprocess, time\n"
+        "helper = subprocess.Popen(['sleep', '30'])\n"
+        "end = time.monotonic() + LONG\n"
+        "while time.monotonic() < end:\n    pass\n"
+        "print(os.nice(0), int(open(f'/proc/{helper.pid}/stat').read().split(')')[1].split()[16]))\n"
+        "helper.kill()".replace("LONG", str(LONG_CELL_S + 0.5))
+    )
+    assert _stdout(run) == f"{own + LONG_CELL_NICE} {own + LONG_CELL_NICE}\n"  # the kernel and what it started
 
 
 def test_a_cell_that_ignores_the_interrupt_is_killed(session: Session) -> None:

@@ -1,0 +1,163 @@
+"""nbgrader's two gradebook-heavy preprocessors, with their lookups done in bulk.
+
+Stock ``OverwriteCells`` asks the gradebook for the instructor's version of
+every nbgrader cell one query at a time, and ``SaveAutoGrades`` finds each
+grade and comment with a six-table join and commits after each one: some 60
+queries and 30 commits per notebook, the largest part of the engine's
+bookkeeping.  These subclasses run nbgrader's own code unchanged (its
+``preprocess_cell``, ``_add_score``, ``_add_comment``, missing-cell handling)
+against a view of the gradebook that answers those lookups from a few queries
+made up front, and commits once at the end.  The rows they write are the
+same; the engine's tests compare every fixture's gradebook with stock
+``nbgrader autograde``'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import BaseCell, Comment, Grade, Gradebook, MissingEntry
+from nbgrader.preprocessors import OverwriteCells, SaveAutoGrades
+
+REPLACES = {
+    "nbgrader.preprocessors.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
+    "nbgrader.preprocessors.overwritecells.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
+    "nbgrader.preprocessors.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
+}
+
+
+class _DeferredCommits:
+    """``gradebook.db`` for nbgrader's code: ``commit()`` waits for the end of the preprocessor."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def commit(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+class _Prefetched:
+    """A Gradebook whose per-cell ``find_*`` answers come from dictionaries filled by a few queries."""
+
+    def __init__(self, gradebook: Gradebook) -> None:
+        self._gradebook = gradebook
+        self.db = _DeferredCommits(gradebook.db)
+        self._source: dict[tuple[str, str, str], Any] = {}  # (cell, notebook, assignment)
+        self._graded: dict[tuple[str, str, str], Any] = {}
+        self._grades: dict[tuple[str, str, str, str], Any] = {}  # (cell, notebook, assignment, student)
+        self._comments: dict[tuple[str, str, str, str], Any] = {}
+        self._notebooks: set[tuple[str, str]] = set()
+        self._submissions: set[tuple[str, str, str]] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._gradebook, name)
+
+    # instructor's cells: one query per kind for the whole notebook
+    def _load_notebook(self, notebook: str, assignment: str) -> None:
+        if (notebook, assignment) in self._notebooks:
+            return
+        self._notebooks.add((notebook, assignment))
+        try:
+            found = self._gradebook.find_notebook(notebook, assignment)
+        except MissingEntry:
+            return
+        for cell in found.source_cells:
+            self._source[(cell.name, notebook, assignment)] = cell
+        # find_graded_cell looks for a grade cell first, then a task cell of that name
+        for cell in list(found.task_cells) + list(found.grade_cells):
+            self._graded[(cell.name, notebook, assignment)] = cell
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
+        self._load_notebook(notebook, assignment)
+        try:
+            return self._source[(name, notebook, assignment)]
+        except KeyError:
+            raise MissingEntry(f"No such source cell: {assignment}/{notebook}/{name}") from None
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> Any:
+        self._load_notebook(notebook, assignment)
+        try:
+            return self._graded[(name, notebook, assignment)]
+        except KeyError:
+            raise MissingEntry(f"No such graded cell: {assignment}/{notebook}/{name}") from None
+
+    # a student's grades and comments: one query each for the whole submitted notebook
+    def _load_submission(self, notebook: str, assignment: str, student: str) -> None:
+        key = (notebook, assignment, student)
+        if key in self._submissions:
+            return
+        self._submissions.add(key)
+        try:
+            submitted = self._gradebook.find_submission_notebook(notebook, assignment, student)
+        except MissingEntry:
+            return
+        session = self._gradebook.db
+        # find_grade prefers a grade cell to a task cell of the same name, find_comment a solution cell
+        for table, target, preferred in ((Grade, self._grades, "GradeCell"), (Comment, self._comments, "SolutionCell")):
+            rows = (
+                session.query(table, BaseCell.name, BaseCell.type)
+                .join(BaseCell, BaseCell.id == table.cell_id)
+                .filter(table.notebook_id == submitted.id)
+                .all()
+            )
+            for row, name, _kind in sorted(rows, key=lambda r: r[2] == preferred):
+                target[(name, notebook, assignment, student)] = row
+
+    def find_grade(self, grade_cell: str, notebook: str, assignment: str, student: str) -> Any:
+        self._load_submission(notebook, assignment, student)
+        try:
+            return self._grades[(grade_cell, notebook, assignment, student)]
+        except KeyError:
+            raise MissingEntry(f"No such grade: {assignment}/{notebook}/{grade_cell} of {student}") from None
+
+    def find_comment(self, solution_cell: str, notebook: str, assignment: str, student: str) -> Any:
+        self._load_submission(notebook, assignment, student)
+        try:
+            return self._comments[(solution_cell, notebook, assignment, student)]
+        except KeyError:
+            raise MissingEntry(f"No such comment: {assignment}/{notebook}/{solution_cell} of {student}") from None
+
+
+class BulkOverwriteCells(OverwriteCells):
+    """``OverwriteCells``, looking up the instructor's cells in bulk."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        gradebook = Gradebook(self.db_url)
+        with gradebook:
+            self.gradebook = _Prefetched(gradebook)  # type: ignore[assignment]
+            try:
+                nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
+                if self.add_missing_cells:
+                    nb, resources = self.add_missing_grade_cells(nb, resources)
+                    nb, resources = self.add_missing_task_cells(nb, resources)
+            finally:
+                self.gradebook = gradebook
+        return nb, resources
+
+
+class BulkSaveAutoGrades(SaveAutoGrades):
+    """``SaveAutoGrades``, finding a notebook's grades and comments in bulk and committing once."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        gradebook = Gradebook(self.db_url)
+        with gradebook:
+            self.gradebook = _Prefetched(gradebook)  # type: ignore[assignment]
+            try:
+                nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
+            finally:
+                gradebook.db.commit()  # what the stock per-cell commits would have stored by now
+                self.gradebook = gradebook
+        return nb, resources
