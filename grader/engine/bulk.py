@@ -124,7 +124,7 @@ class _Prefetched:
             raise MissingEntry(f"No such comment: {assignment}/{notebook}/{solution_cell} of {student}") from None
 
 
-class BulkOverwriteCells(OverwriteCells):
+class BulkOverwriteCells(OverwriteCells):  # type: ignore[misc]
     """``OverwriteCells``, looking up the instructor's cells in bulk."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
@@ -133,7 +133,7 @@ class BulkOverwriteCells(OverwriteCells):
         self.db_url = resources["nbgrader"]["db_url"]
         gradebook = Gradebook(self.db_url)
         with gradebook:
-            self.gradebook = _Prefetched(gradebook)  # type: ignore[assignment]
+            self.gradebook = _Prefetched(gradebook)
             try:
                 nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
                 if self.add_missing_cells:
@@ -144,7 +144,7 @@ class BulkOverwriteCells(OverwriteCells):
         return nb, resources
 
 
-class BulkSaveAutoGrades(SaveAutoGrades):
+class BulkSaveAutoGrades(SaveAutoGrades):  # type: ignore[misc]
     """``SaveAutoGrades``, finding a notebook's grades and comments in bulk and committing once."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
@@ -154,7 +154,7 @@ class BulkSaveAutoGrades(SaveAutoGrades):
         self.db_url = resources["nbgrader"]["db_url"]
         gradebook = Gradebook(self.db_url)
         with gradebook:
-            self.gradebook = _Prefetched(gradebook)  # type: ignore[assignment]
+            self.gradebook = _Prefetched(gradebook)
             try:
                 nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
             finally:
