@@ -49,6 +49,16 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# Test cells always run: a student's `skip-execution` tag on a test cell would otherwise make
+# nbclient skip it, and nbgrader give full points to a test cell without an error.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "grader.integrity.RunEveryTestCell",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.LimitOutput.max_lines = 1000
 c.LimitOutput.max_traceback = 100
 

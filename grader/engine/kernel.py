@@ -20,9 +20,9 @@ from . import protocol
 from .zygote import die_with_parent
 
 START_TIMEOUT_S = 180.0
-# A cell still running after this long yields the CPU to short ones: its kernel's process group is
-# reniced (weight 110 against 1024, so about a tenth of a core's share when all cores are busy, and
-# all of an idle one). A never-ending loop then costs the submissions graded beside it little
+# A cell still running after this long yields the CPU to short ones: its kernel's process group and
+# scheduler autogroup are reniced (weight 110 against 1024: about a tenth of a core's share when all
+# cores are busy, and all of an idle one). A never-ending loop then costs the submissions graded beside it little
 # instead of a whole core until its timeout; no kernel is ever starved.
 LONG_CELL_S = 1.0
 LONG_CELL_NICE = 10
@@ -243,7 +243,13 @@ class Kernel:
         self.deprioritised = True
         try:
             os.setpriority(os.PRIO_PGRP, self.pid, LONG_CELL_NICE)
-        except OSError:  # already gone: the reply (or its absence) tells what happened
+            # With scheduler autogroups (on in most distributions' kernels), each session (the kernel
+            # called setsid) is scheduled as one group and a task's nice value only ranks it within
+            # its group: the group's own nice value is what yields to the other kernels.
+            if os.path.exists(f"/proc/{self.pid}/autogroup"):
+                with open(f"/proc/{self.pid}/autogroup", "w") as autogroup:
+                    autogroup.write(str(LONG_CELL_NICE))
+        except OSError:  # already gone (the reply, or its absence, tells what happened), or not allowed
             pass
 
     @staticmethod

@@ -140,3 +140,18 @@ def test_warning_fixture_really_warns_and_only_ignore_pattern_saves_it(tmp_path)
     lost = {gid: c.message for gid, c in cells.items() if c.score < c.max_score}
     assert lost, "the fixture no longer makes torch warn inside a test cell"
     assert all("UserWarning: Converting a tensor with requires_grad=True to a scalar" in m for m in lost.values())
+
+
+def test_skip_execution_fixture_really_dodges_tests_and_only_run_every_test_cell_stops_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Without ``grader.integrity.RunEveryTestCell``, tagging a test cell would win its points unrun."""
+    from tests.fixtures.grading import grade as grade_fixtures
+
+    assignment = "ps3_regression"
+    (tagged,) = [f for f in fixtures(assignment) if f.name == "test-cell-tagged-skip-execution"]
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [assignment])
+    config = (root / "nbgrader_config.py").read_text()
+    assert '    "grader.integrity.RunEveryTestCell",\n' in config
+    (root / "nbgrader_config.py").write_text(config.replace('    "grader.integrity.RunEveryTestCell",\n', ""))
+    cells = grade_fixtures(root, assignment, [tagged])[tagged.name]
+    assert all(c.score == c.max_score for c in cells.values()), "the tag no longer makes stock nbgrader skip the test"
