@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from types import TracebackType
 
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
+
+log = logging.getLogger("grader.engine")
 
 
 class Engine:
@@ -31,6 +34,8 @@ class Engine:
         self.zygote.launch()
         warm_up()
         self.zygote.start()
+        for missing in self.zygote.sandbox_off:
+            log.warning("kernel sandbox: no %s", missing)
         self._started.set()
         return self
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..service.errors import InfrastructureError
 from . import protocol
+from .sandbox import kill_kernel_processes
 from .zygote import die_with_parent
 
 START_TIMEOUT_S = 180.0
@@ -47,6 +49,7 @@ class CellRun:
     died: bool = False  # the kernel is gone: no later cell can run
     started: float = 0.0
     finished: float = field(default_factory=time.time)
+    tampered: tuple[str, ...] = ()  # for a test cell: what student code had changed of what tests rely on
 
 
 _running: dict[str, Zygote] = {}
@@ -72,6 +75,7 @@ class Zygote:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False
+        self.sandbox_off: list[str] = []  # parts of the kernel sandbox this machine cannot provide
 
     def start(self) -> Zygote:
         """Start the zygote and wait until it has warmed up (a few seconds: it imports torch)."""
@@ -126,6 +130,19 @@ class Zygote:
                 err = log.read()[-4000:].decode(errors="replace")
             raise InfrastructureError(f"the grading zygote did not start:\n{err}")
         self._ready = True
+        self._probe()
+
+    def _probe(self) -> None:
+        """Fork one kernel to learn which parts of the sandbox this machine provides."""
+        root, workdir, home = sandbox()
+        try:
+            kernel = Kernel.connect(self.socket_path, str(workdir), str(home), {}, 0)
+            self.sandbox_off = kernel.sandbox_off
+            kernel.close()
+        except (OSError, protocol.ProtocolError) as error:
+            raise InfrastructureError(f"the grading zygote cannot fork a kernel: {error}") from error
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     @property
     def pid(self) -> int | None:
@@ -134,13 +151,13 @@ class Zygote:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def spawn(self, workdir: str, capture: str, env: dict[str, str], memory_bytes: int) -> Kernel:
+    def spawn(self, workdir: str, capture: str, env: dict[str, str], memory_bytes: int, cpu_seconds: int = 0) -> Kernel:
         """A fresh kernel forked from the zygote (the zygote is restarted if it died)."""
         for attempt in (1, 2):
             with self._lock:
                 self._start()
             try:
-                return Kernel.connect(self.socket_path, workdir, capture, env, memory_bytes)
+                return Kernel.connect(self.socket_path, workdir, capture, env, memory_bytes, cpu_seconds)
             except (OSError, protocol.ProtocolError) as error:
                 if attempt == 2 or self.alive():
                     raise InfrastructureError(f"could not fork a kernel: {error}") from error
@@ -152,6 +169,8 @@ class Zygote:
             if self._proc is not None and self._proc.poll() is None:
                 self._proc.kill()
                 self._proc.communicate()
+            if self._proc is not None:  # what kernels started and hid from their process group
+                kill_kernel_processes(self._proc.pid)
             self._proc = None
         for name in os.listdir(self._dir) if os.path.isdir(self._dir) else []:
             os.unlink(os.path.join(self._dir, name))
@@ -175,14 +194,23 @@ class Kernel:
         self._next_id = 0
         self.dead = False
         self.deprioritised = False
+        self.sandbox_off: list[str] = []
 
     @classmethod
-    def connect(cls, path: str, workdir: str, capture: str, env: dict[str, str], memory_bytes: int) -> Kernel:
+    def connect(
+        cls, path: str, workdir: str, capture: str, env: dict[str, str], memory_bytes: int, cpu_seconds: int = 0
+    ) -> Kernel:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(60)
             sock.connect(path)
-            request = {"workdir": workdir, "capture": capture, "env": env, "memory_bytes": memory_bytes}
+            request = {
+                "workdir": workdir,
+                "capture": capture,
+                "env": env,
+                "memory_bytes": memory_bytes,
+                "cpu_seconds": cpu_seconds,
+            }
             protocol.send(sock, request)
             hello = protocol.receive(sock)
             sock.settimeout(None)
@@ -192,7 +220,9 @@ class Kernel:
         if hello.get("op") != "ready" or not isinstance(hello.get("pid"), int):
             sock.close()
             raise protocol.ProtocolError(f"unexpected first message from a kernel: {str(hello)[:200]}")
-        return cls(sock, hello["pid"], dict(hello.get("language_info") or {}))
+        kernel = cls(sock, hello["pid"], dict(hello.get("language_info") or {}))
+        kernel.sandbox_off = [str(item) for item in hello.get("sandbox_off") or []]
+        return kernel
 
     def _readable(self, timeout: float | None) -> bool:
         with selectors.DefaultSelector() as selector:
@@ -209,13 +239,16 @@ class Kernel:
             raise protocol.ProtocolError("a reply out of sequence")
         return reply
 
-    def execute(self, code: str, timeout: float | None, interrupt_grace: float) -> CellRun:
-        """Run one cell; on timeout interrupt it (as nbclient does), then kill the kernel if it will not stop."""
+    def execute(self, code: str, timeout: float | None, interrupt_grace: float, test: bool = False) -> CellRun:
+        """Run one cell; on timeout interrupt it (as nbclient does), then kill the kernel if it will not stop.
+
+        A ``test`` cell (an nbgrader test cell) runs guarded: see ``grader.engine.guard``.
+        """
         started = time.time()
         self._next_id += 1
         expected = self._next_id
         try:
-            protocol.send(self.sock, {"op": "execute", "id": expected, "code": code})
+            protocol.send(self.sock, {"op": "execute", "id": expected, "code": code, "test": test})
             if self._wait(timeout):
                 return self._cell_run(self._reply(expected), started)
             self.interrupt()
@@ -260,7 +293,10 @@ class Kernel:
         error = reply.get("error")
         raised = (str(error[0]), str(error[1])) if isinstance(error, list) and len(error) >= 2 else None
         count = reply.get("execution_count")
-        return CellRun(outputs, count if isinstance(count, int) else None, raised, timed_out, False, started)
+        tampered = tuple(str(t) for t in reply.get("tampered") or [])
+        return CellRun(
+            outputs, count if isinstance(count, int) else None, raised, timed_out, False, started, tampered=tampered
+        )
 
     def interrupt(self) -> None:
         try:

@@ -25,12 +25,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from nbformat import NotebookNode
+from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer, Unicode
 
 from ..isolation import kernel_environment
 from ..service.errors import InfrastructureError
 from . import kernel as kernels
+from .guard import TAMPERING, tampering_output
 
 # nbgrader's bookkeeping (gradebook reads and writes) runs under this lock, so
 # grading threads never write the gradebook at the same time; only the kernel
@@ -82,7 +84,7 @@ def _released() -> Iterator[None]:
 NOT_RUN = "CellNotRun"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
 KERNEL_DIED = "DeadKernelError"
-ENGINE_ERRORS = frozenset({NOT_RUN, NOTEBOOK_TIMEOUT, KERNEL_DIED})
+ENGINE_ERRORS = frozenset({NOT_RUN, NOTEBOOK_TIMEOUT, KERNEL_DIED, TAMPERING})
 
 
 def _stamp(seconds: float) -> str:
@@ -116,7 +118,8 @@ class ForkExecute(Execute):  # type: ignore[misc]
         try:
             with _released():
                 env = {**kernel_environment(str(home)), "NBGRADER_EXECUTION": "autograde"}
-                kernel = zygote.spawn(str(workdir), str(home), env, self.memory_limit)
+                cpu = int(self.notebook_timeout) + 10 if self.notebook_timeout > 0 else 0
+                kernel = zygote.spawn(str(workdir), str(home), env, self.memory_limit, cpu)
                 try:
                     self._run_cells(nb, kernel, started)
                 finally:
@@ -159,7 +162,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             limited_by_notebook = remaining is not None and (timeout is None or remaining < timeout)
             if limited_by_notebook:
                 timeout = remaining
-            run = kernel.execute(cell.source, timeout, float(self.iopub_timeout))
+            run = kernel.execute(cell.source, timeout, float(self.iopub_timeout), test=utils.is_grade(cell))
             cell.execution_count = executed
             if self.record_timing:
                 cell.metadata["execution"] = {
@@ -169,6 +172,8 @@ class ForkExecute(Execute):  # type: ignore[misc]
                     "shell.execute_reply": _stamp(run.finished),
                 }
             cell.outputs = [_node(o) for o in run.outputs]
+            if run.tampered:
+                cell.outputs.append(_node(tampering_output(list(run.tampered))))
             if run.timed_out and limited_by_notebook:
                 stopped = self._past_notebook_limit()
                 cell.outputs.append(

@@ -31,6 +31,7 @@ import sys
 import time
 from typing import Any
 
+from IPython.core.compilerop import CachingCompiler
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import StdinNotImplementedError
@@ -222,11 +223,29 @@ class RecordingDisplayPublisher(DisplayPublisher):
         self.recorder.clear(wait)
 
 
+class GradingCompiler(CachingCompiler):
+    """IPython's compiler; while ``hide_source`` is set, a cell's source is not put in the line cache.
+
+    The line cache is how tracebacks (and ``inspect.getsource``) find a cell's lines; a student
+    function called by a test cell could read the hidden test from it.
+    """
+
+    hide_source = False
+
+    def cache(self, transformed_code: str, number: int = 0, raw_code: str | None = None) -> str:
+        if not self.hide_source:
+            return str(super().cache(transformed_code, number, raw_code))
+        name = str(self.get_code_name(raw_code if raw_code is not None else transformed_code, transformed_code, number))
+        self._filename_map[name] = number
+        return name
+
+
 class GradingShell(InteractiveShell):
     """IPython's shell with ipykernel's output behaviour, recording into a ``Recorder``."""
 
     displayhook_class = RecordingDisplayHook
     display_pub_class = RecordingDisplayPublisher
+    compiler_class = GradingCompiler
     recorder: Recorder
     last_error: tuple[str, str, list[str]] | None = None
 
@@ -317,11 +336,17 @@ def attach(shell: GradingShell) -> None:
     getpass.getpass = _no_getpass
 
 
-def run_cell(shell: GradingShell, source: str) -> tuple[int, list[Output], tuple[str, str, list[str]] | None]:
+def run_cell(
+    shell: GradingShell, source: str, hide_source: bool = False
+) -> tuple[int, list[Output], tuple[str, str, list[str]] | None]:
     """Run one cell; its execution count, outputs and the error it raised (if any)."""
     shell.recorder.begin()
     shell.last_error = None
     count = shell.execution_count
-    shell.run_cell(source, store_history=True)  # type: ignore[no-untyped-call]
+    shell.compile.hide_source = hide_source  # type: ignore[attr-defined]
+    try:
+        shell.run_cell(source, store_history=True)  # type: ignore[no-untyped-call]
+    finally:
+        shell.compile.hide_source = False  # type: ignore[attr-defined]
     shell.recorder.flush()
     return count, list(shell.recorder.outputs), shell.last_error

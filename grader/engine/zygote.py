@@ -28,14 +28,13 @@ import ctypes
 import gc
 import os
 import random
-import resource
 import signal
 import socket
 import sys
 import warnings
 from typing import Any
 
-from . import protocol
+from . import protocol, sandbox
 
 PR_SET_PDEATHSIG = 1
 LANGUAGE_INFO = {
@@ -81,6 +80,7 @@ class Warm:
         self._warm_tracebacks(checks, torch)
         if course_root:
             prime(self.shell, course_cells(course_root))
+        self.hidden = sandbox.hidden_paths(course_root)
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
@@ -124,40 +124,42 @@ def course_cells(root: str) -> list[str]:
     return sources
 
 
-def _apply_limits(memory_bytes: int) -> None:
-    if memory_bytes > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def _send_quietly(conn: socket.socket, message: dict[str, Any]) -> None:
     """Send with SIGINT held back, so a late interrupt cannot cut a message in half."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         protocol.send(conn, message)
     finally:
-        try:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        except KeyboardInterrupt:
-            pass
+        _unblock_interrupt()
 
 
-def child(conn: socket.socket, warm: Warm, request: dict[str, Any]) -> None:
+def _unblock_interrupt() -> None:
+    try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    except KeyboardInterrupt:  # one that arrived while blocked: the cell is over, nothing to stop
+        pass
+
+
+def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -> None:
     """The forked kernel: set up its sandbox, then run cells until told to stop."""
     import torch
 
+    from .guard import Guard, deny_hooks
     from .shell import attach, run_cell
 
     os.setsid()
-    die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a huge file write fails in the cell instead of killing it
-    os.chdir(request["workdir"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-    _apply_limits(int(request.get("memory_bytes", 0)))
+    workdir = str(request["workdir"])
+    limits = sandbox.Limits(
+        memory_bytes=int(request.get("memory_bytes", 0)), cpu_seconds=int(request.get("cpu_seconds", 0))
+    )
+    off = sandbox.enter(warm.hidden, os.path.dirname(workdir), limits, sandbox.kernel_uids(os.getppid())[slot])
+    die_with_parent()  # after setuid, which clears the parent-death signal
+    os.chdir(workdir)
     seed = int(request.get("seed", 0))
     random.seed(seed)
     try:
@@ -172,7 +174,10 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any]) -> None:
     shell = warm.shell
     shell.recorder.watch_descriptors(request["capture"])
     attach(shell)
-    _send_quietly(conn, {"op": "ready", "pid": os.getpid(), "language_info": LANGUAGE_INFO})
+    guard = Guard(shell)  # the snapshot: everything as the zygote built it, before any student code
+    testing = deny_hooks()
+    pending: list[str] = []  # changes found after cells that were not tests, named at the next test
+    _send_quietly(conn, {"op": "ready", "pid": os.getpid(), "language_info": LANGUAGE_INFO, "sandbox_off": off})
     while True:
         try:
             request = protocol.receive(conn)
@@ -182,15 +187,72 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any]) -> None:
             return
         if request.get("op") != "execute":
             return
+        code, test = str(request["code"]), bool(request.get("test"))
+        tampered: list[str] = []
+        before: dict[str, Any] = {}
+        if test:  # what the test relies on is as the zygote built it; changes since the last test are named
+            tampered, pending = pending + [c for c in guard.check() if c not in pending], []
+            before = dict(shell.user_ns)
+            testing(True)
         try:
-            count, outputs, error = run_cell(shell, str(request["code"]))
+            count, outputs, error = run_cell(shell, code, hide_source=test)
         except KeyboardInterrupt:  # arrived after the shell finished the cell
             count, outputs, error = shell.execution_count - 1, list(shell.recorder.outputs), None
-        reply = {"op": "executed", "id": request["id"], "execution_count": count, "outputs": outputs, "error": error}
+        except Exception:  # the cell broke the shell itself (it replaced builtins IPython relies on, say)
+            guard.check()
+            count, outputs, error = shell.execution_count - 1, list(shell.recorder.outputs), None
+        testing(False)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:  # after every cell, the kernel's own machinery gets its objects back before it reports
+            changes = guard.check()
+            if test:
+                tampered += [c for c in changes if c not in tampered]
+                guard.forget(count, code, before)
+            else:
+                pending += [c for c in changes if c not in pending]
+        finally:
+            _unblock_interrupt()
+        reply = {
+            "op": "executed",
+            "id": request["id"],
+            "execution_count": count,
+            "outputs": outputs,
+            "error": error,
+            "tampered": tampered,
+        }
         try:
             _send_quietly(conn, reply)
         except (protocol.ProtocolError, OSError):
             return
+
+
+class Slots:
+    """Which kernel uid slots are in use: one uid per kernel alive at once."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pids: dict[int, int] = {}
+
+    def take(self) -> int:
+        for slot in range(self.size):
+            pid = self.pids.get(slot)
+            if pid is None or not _alive(pid):
+                self.pids.pop(slot, None)
+                return slot
+        raise OSError("every kernel uid slot is in use")
+
+    def hold(self, slot: int, pid: int) -> None:
+        self.pids[slot] = pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # children are reaped as they exit (SIGCHLD ignored): a dead one is gone
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # the pid was reused by a process that is not ours: the slot is free
+        return False
+    return True
 
 
 def serve(path: str, course_root: str | None = None) -> None:
@@ -200,6 +262,7 @@ def serve(path: str, course_root: str | None = None) -> None:
     listener.bind(path)
     listener.listen(128)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    slots = Slots(sandbox.KERNEL_SLOTS)
     print("ready", flush=True)
     while True:
         conn, _ = listener.accept()
@@ -211,19 +274,21 @@ def serve(path: str, course_root: str | None = None) -> None:
             conn.close()
             continue
         try:
+            slot = slots.take()
             pid = os.fork()
-        except OSError:  # out of memory or processes: this request fails, the zygote lives on
+        except OSError:  # out of memory, processes or uid slots: this request fails, the zygote lives on
             conn.close()
             continue
         if pid == 0:
             status = 0
             try:
                 listener.close()
-                child(conn, warm, request)
+                child(conn, warm, request, slot)
             except BaseException:
                 status = 1
             finally:
                 os._exit(status)
+        slots.hold(slot, pid)
         conn.close()
 
 

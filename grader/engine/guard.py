@@ -1,0 +1,310 @@
+"""Inside a kernel: the objects tests rely on stay as the zygote built them, and test cells stay unread.
+
+Student code and the tests share one interpreter, as in any Jupyter kernel, so
+a solution cell can replace ``torch.allclose``, ``builtins.isinstance``, a
+function of ``grader.checks``, ``sys.modules['torch']``, IPython's input
+transformers (which would rewrite the test cells) or the recorder that reports
+a failing test.  Three defences, none of which changes an honest notebook:
+
+* ``deny_hooks``: an audit hook, installed before the first student cell,
+  refuses the hooks that would watch or rewrite later cells or reach into
+  memory: ``sys.settrace``/``sys.setprofile``, new audit hooks, ``gc``'s object
+  walks, ``ctypes``' reads of raw memory and of the interpreter's own C API.
+* ``Guard.check``: before and after every test cell, every protected module's
+  and class's namespace, ``sys``' hooks and streams, the shell's transformers,
+  events and methods, and the notebook's ``torch``/``np`` names are compared by
+  identity with a snapshot taken when the kernel started.  Whatever changed is
+  put back before the test runs, and the test cell fails with a message naming
+  what was changed (0 points: stock nbgrader would have been fooled instead).
+* ``Guard.forget``: after a test cell, its source leaves IPython's history
+  (``In``, ``_ih``, ``_i<N>``), the line cache (never filled for a test cell in
+  the first place) and the shell's last result, and the ``_``-prefixed names
+  the test cell bound leave the namespace: no later student code can read a
+  hidden test or the values it computed.
+
+The snapshot lives in this object, which no student-visible name refers to and
+which ``gc`` walks cannot reach. What this cannot stop is
+listed in ``SECURITY.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+# Modules whose attributes the tests (or the kernel's own reporting) rely on.
+MODULES = (
+    "builtins",
+    "torch",
+    "torch.testing",
+    "torch.testing._comparison",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.autograd",
+    "torch.linalg",
+    "torch.overrides",
+    "torch._subclasses.fake_tensor",
+    "numpy",
+    "math",
+    "inspect",
+    "json",
+    "json.encoder",
+    "struct",
+    "socket",
+    "traceback",
+    "linecache",
+    "IPython.core.interactiveshell",
+    "IPython.core.displayhook",
+    "IPython.core.compilerop",
+    "grader",
+    "grader.checks",
+    "grader.engine.shell",
+    "grader.engine.protocol",
+    "grader.engine.zygote",
+    "grader.engine.guard",
+)
+MODULE_PREFIXES = ("grader.checks.",)
+SYS_ATTRIBUTES = ("excepthook", "displayhook", "stdout", "stderr", "stdin", "__stdout__", "__stderr__")
+SHELL_LISTS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")
+# Names a notebook binds to modules the test cells use.
+NOTEBOOK_MODULES = {"torch": "torch", "np": "numpy", "numpy": "numpy"}
+# Entries that change in honest use (IPython's last result, the warnings registry).
+IGNORED = frozenset({"_", "__", "___", "__warningregistry__"})
+DENIED_EVENTS = frozenset(
+    {
+        "sys.addaudithook",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._current_frames",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        # ctypes' raw memory reads and object-from-address; ctypes.memmove raises no event (see SECURITY.md)
+        "ctypes.cdata",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.PyObj_FromPtr",
+    }
+)
+HIDDEN_SOURCE = "# (a test cell: its source is not kept)"
+TAMPERING = "TamperingDetected"
+_MISSING = object()
+
+
+# Ways to get hold of a frame (and from it the locals and code of whoever called): while a student's
+# code is on the stack, these are refused.
+FRAME_EVENTS = frozenset({"sys._getframe"})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
+CELL_PREFIX = "<ipython-input-"
+
+
+def deny_hooks() -> Callable[[bool], None]:
+    """Install the audit hook (it cannot be removed); returns the switch that marks a test cell running.
+
+    Refused from then on: new audit hooks, tracing and profiling, ``gc``'s object walks, ctypes'
+    raw memory reads; and any way of reaching a frame while a student's cell's code is on the
+    stack, except, during a test cell, the test cell's own code.
+    """
+    testing = [False]
+    busy = [False]
+
+    def cells_on_stack() -> list[str]:
+        frame = sys._getframe(2)
+        found: list[str] = []
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith(CELL_PREFIX):
+                found.append(name)
+            frame = frame.f_back  # type: ignore[assignment]
+        return found
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event in DENIED_EVENTS or (event == "ctypes.dlsym" and type(args[0]).__name__ == "PyDLL"):
+            raise RuntimeError(f"{event} is not available while a notebook is graded")
+        if busy[0] or not (
+            event in FRAME_EVENTS or (event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES)
+        ):
+            return
+        busy[0] = True
+        try:
+            cells = cells_on_stack()
+        finally:
+            busy[0] = False
+        if not cells or (testing[0] and len(set(cells)) == 1 and cells[-1] == cells[0]):
+            return
+        what = event if event in FRAME_EVENTS else f".{args[1]}"
+        raise RuntimeError(f"{what} is not available to a notebook's code while it is graded")
+
+    def switch(on: bool) -> None:
+        testing[0] = on
+
+    sys.addaudithook(audit)
+    return switch
+
+
+def _classes(shell: Any) -> list[type]:
+    import torch
+
+    found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException]
+    for obj in (shell, shell.displayhook, shell.display_pub, shell.recorder, sys.stdout, sys.stderr, shell.compile):
+        found.extend(c for c in type(obj).__mro__ if c is not object)
+    return list(dict.fromkeys(found))
+
+
+class Guard:
+    """The snapshot of one kernel, taken after its set-up and before the first student cell."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        names = [m for m in MODULES if m in sys.modules]
+        names += sorted(m for m in sys.modules if m.startswith(MODULE_PREFIXES))
+        self.modules = {name: sys.modules[name] for name in names if name != "builtins"}
+        self.builtins: dict[str, Any] = vars(sys.modules["builtins"])
+        self.saved_builtins = dict(self.builtins)
+        self.module_dicts = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.classes = {cls: dict(vars(cls)) for cls in _classes(shell)}
+        self.sys_values = {name: getattr(sys, name, None) for name in SYS_ATTRIBUTES}
+        self.lists = {name: list(getattr(shell, name)) for name in SHELL_LISTS}
+        self.transform = shell.input_transformer_manager.__dict__.get("transform_cell", _MISSING)
+        self.events = {name: list(callbacks) for name, callbacks in shell.events.callbacks.items()}
+        self.callables = {name for cls in self.classes for name, value in vars(cls).items() if callable(value)}
+        self.shell_dict = {k: v for k, v in vars(shell).items() if k in self.callables}
+
+    def check(self) -> list[str]:
+        """What student code changed of the snapshot; each change is put back.
+
+        The builtins go back first, by dictionary operations alone: the rest of this check (and the
+        kernel's own reporting) then runs on the real ``isinstance``, ``len`` and the others.
+        """
+        builtins_now = self.builtins.copy()
+        self.builtins.update(self.saved_builtins)
+        found = [
+            f"builtins.{key} was {'deleted' if key not in builtins_now else 'replaced'}"
+            for key, value in self.saved_builtins.items()
+            if builtins_now.get(key, _MISSING) is not value and key not in IGNORED
+        ]
+        self._check_modules(found)
+        self._check_classes(found)
+        self._check_sys(found)
+        self._check_shell(found)
+        self._check_notebook(found)
+        return found
+
+    def _check_modules(self, found: list[str]) -> None:
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is not module:
+                found.append(f"sys.modules[{name!r}] was replaced")
+                sys.modules[name] = module
+            current = vars(module)
+            saved = self.module_dicts[name]
+            for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v and k not in IGNORED]:
+                found.append(f"{name}.{key} was {'deleted' if key not in current else 'replaced'}")
+                current[key] = saved[key]
+
+    def _check_classes(self, found: list[str]) -> None:
+        for cls, saved in self.classes.items():
+            current = vars(cls)
+            label = f"{cls.__module__}.{cls.__qualname__}"
+            for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v]:
+                found.append(f"{label}.{key} was {'deleted' if key not in current else 'replaced'}")
+                _restore(cls, key, saved[key])
+            for key in [k for k in current if k not in saved]:
+                found.append(f"{label}.{key} was added")
+                _restore(cls, key, _MISSING)
+
+    def _check_sys(self, found: list[str]) -> None:
+        for name, value in self.sys_values.items():
+            if getattr(sys, name, None) is not value:
+                found.append(f"sys.{name} was replaced")
+                setattr(sys, name, value)
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            found.append("a trace or profile function was set")
+            sys.settrace(None)
+            sys.setprofile(None)
+
+    def _check_shell(self, found: list[str]) -> None:
+        shell = self.shell
+        for name, saved in self.lists.items():
+            current = getattr(shell, name, None)
+            if not isinstance(current, list) or not _same(current, saved):
+                found.append(f"IPython's {name} were changed")
+                setattr(shell, name, list(saved))
+        manager = shell.input_transformer_manager
+        if manager.__dict__.get("transform_cell", _MISSING) is not self.transform:
+            found.append("IPython's input transformation was replaced")
+            _restore_instance(manager, "transform_cell", self.transform)
+        for name, saved in self.events.items():
+            current = shell.events.callbacks.get(name)
+            if current is None or not _same(current, saved):
+                found.append(f"IPython's {name} event callbacks were changed")
+                shell.events.callbacks[name] = list(saved)
+        for key in [k for k in vars(shell) if k in self.callables and vars(shell)[k] is not self.shell_dict.get(k)]:
+            found.append(f"the shell's {key} was replaced")
+            _restore_instance(shell, key, self.shell_dict.get(key, _MISSING))
+
+    def _check_notebook(self, found: list[str]) -> None:
+        namespace = self.shell.user_ns
+        for name, module_name in NOTEBOOK_MODULES.items():
+            module = self.modules.get(module_name)
+            if module is not None and name in namespace and namespace[name] is not module:
+                found.append(f"the name {name} no longer refers to the {module_name} module")
+                namespace[name] = module
+
+    def forget(self, count: int, source: str, before: dict[str, Any]) -> None:
+        """Remove a finished test cell's source, and the private names it bound, from the kernel.
+
+        ``before`` is the notebook's namespace as it was before the test cell ran.
+        """
+        shell = self.shell
+        history = shell.history_manager
+        for entries in (history.input_hist_parsed, history.input_hist_raw):
+            if 0 <= count < len(entries):
+                entries[count] = HIDDEN_SOURCE
+        namespace = shell.user_ns
+        for key in (f"_i{count}", "_i", "_ii", "_iii"):
+            if namespace.get(key) == source:
+                namespace[key] = HIDDEN_SOURCE
+        shell.last_execution_result = None
+        for key in [k for k, v in namespace.items() if k.startswith("_") and before.get(k, _MISSING) is not v]:
+            if not _ipython_name(key):
+                del namespace[key]
+
+
+def _same(current: list[Any], saved: list[Any]) -> bool:
+    return len(current) == len(saved) and all(a is b for a, b in zip(current, saved, strict=True))
+
+
+def _ipython_name(key: str) -> bool:
+    """IPython's own underscore names: ``_``, ``__``, ``___``, ``_N``, ``_iN``, ``_i``, ``_ih``..."""
+    if key in ("_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh", "_exit_code"):
+        return True
+    rest = key[2:] if key.startswith("_i") else key[1:]
+    return rest.isdigit()
+
+
+def _restore(cls: type, key: str, value: Any) -> None:
+    try:
+        if value is _MISSING:
+            delattr(cls, key)
+        else:
+            setattr(cls, key, value)
+    except (AttributeError, TypeError):
+        pass
+
+
+def _restore_instance(obj: Any, key: str, value: Any) -> None:
+    if value is _MISSING:
+        obj.__dict__.pop(key, None)
+    else:
+        obj.__dict__[key] = value
+
+
+def tampering_output(changes: list[str]) -> dict[str, Any]:
+    """The error a test cell gets when student code changed what it relies on."""
+    shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")
+    text = (
+        f"Your code changed what the tests rely on ({shown}). Tests run against the original objects, "
+        "and this test scores 0 while your notebook makes such changes: remove that code."
+    )
+    return {"output_type": "error", "ename": TAMPERING, "evalue": text, "traceback": [f"{TAMPERING}: {text}"]}

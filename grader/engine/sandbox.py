@@ -1,0 +1,237 @@
+"""The operating-system sandbox a forked kernel enters before it runs a student's first cell.
+
+Linux only, without Docker.  In order, inside the freshly forked child:
+
+1. new mount and network namespaces (``unshare``): the network namespace has
+   only a loopback interface that is down, so every connection fails; in the
+   mount namespace the course's private paths (source notebooks with the
+   hidden tests, submissions, autograded notebooks, feedback, the gradebook,
+   the service's data, the configuration, the grader's own code) and the
+   runtime socket directories are covered by empty read-only file systems;
+2. resource limits (``setrlimit``): address space, CPU seconds, processes,
+   open files, file size, no core dumps;
+3. an unprivileged user of its own (``setuid``), a different uid per kernel
+   running at once, owning only the kernel's private directory: it cannot
+   signal the grader, read a root-only file or touch another kernel's files.
+
+Steps 1 and 3 need root.  Run as another user, the kernel tries an
+unprivileged user namespace for the network alone; whatever could not be done
+is returned by ``enter`` and reported by the zygote at start-up, by name.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+from dataclasses import dataclass
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+
+# Paths of a course that student code must never read (relative to the course root).
+PRIVATE_COURSE_PATHS = (
+    "source",
+    "submitted",
+    "autograded",
+    "feedback",
+    "service-data",
+    "gradebook.db",
+    "nbgrader_config.py",
+    "grader",
+    "tests",
+    ".git",
+)
+# Where local services keep their Unix sockets (PostgreSQL's trusts local connections).
+RUNTIME_PATHS = ("/run", "/var/run", "/var/lib/postgresql")
+# Shared scratch space: each kernel gets its own empty one, so nothing passes between students.
+SCRATCH_PATHS = ("/tmp", "/var/tmp", "/dev/shm")
+SCRATCH_SIZE = "256m"
+
+# Kernels run as uid = gid = FIRST_KERNEL_UID + zygote pid * KERNEL_SLOTS + slot: no two kernels alive
+# at once share a uid, even under two zygotes (the service and a TA's batch run on one machine).
+FIRST_KERNEL_UID = 1_000_000
+KERNEL_SLOTS = 64
+
+
+def kernel_uids(zygote_pid: int) -> range:
+    """The uids the kernels of one zygote run as."""
+    first = FIRST_KERNEL_UID + zygote_pid * KERNEL_SLOTS
+    return range(first, first + KERNEL_SLOTS)
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 0  # address space; 0 for none
+    cpu_seconds: int = 0  # CPU time of the kernel process; 0 for none
+    processes: int = 64  # processes and threads of the kernel's uid (a fork bomb stops here)
+    open_files: int = 256
+    file_bytes: int = 256 * 1024**2
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare(flags: int) -> None:
+    if _libc().unshare(flags) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    result = _libc().mount(
+        source.encode(), target.encode(), fstype.encode() if fstype else None, flags, data.encode() if data else None
+    )
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def hidden_paths(course_root: str | None) -> list[str]:
+    """What a kernel must not see, for the course at ``course_root``."""
+    paths = [os.path.join(course_root, p) for p in PRIVATE_COURSE_PATHS] if course_root else []
+    return [p for p in paths + list(RUNTIME_PATHS) if os.path.lexists(p)]
+
+
+def _needed() -> list[str]:
+    """Where the kernel's Python lives: what it imports from after giving up root."""
+    import sys
+
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix] + [p for p in sys.path if p]
+    return sorted({os.path.realpath(p) for p in found if os.path.exists(p)})
+
+
+def _reach(paths: list[str]) -> None:
+    """Let an unprivileged kernel reach ``paths`` when an ancestor is closed to it (``/root`` is 0700
+    and pyenv installs Python under it): cover that ancestor with an empty tmpfs it may traverse,
+    holding only the needed entries, bound back from the original.  The rest of it stays hidden."""
+    wanted: dict[str, set[str]] = {}
+    for path in paths:
+        parts = path.strip(os.sep).split(os.sep)
+        for depth in range(1, len(parts)):
+            ancestor = os.sep + os.sep.join(parts[:depth])
+            if not os.stat(ancestor).st_mode & 0o001:
+                wanted.setdefault(ancestor, set()).add(parts[depth])
+                break
+    for ancestor, children in wanted.items():
+        handles = {child: os.open(os.path.join(ancestor, child), os.O_PATH) for child in children}
+        try:
+            _mount("none", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=711")
+            for child, handle in handles.items():
+                target = os.path.join(ancestor, child)
+                if os.path.isdir(f"/proc/self/fd/{handle}"):
+                    os.mkdir(target)
+                else:
+                    open(target, "w").close()
+                _mount(f"/proc/self/fd/{handle}", target, None, MS_BIND | MS_REC)
+        finally:
+            for handle in handles.values():
+                os.close(handle)
+
+
+def _hide(paths: list[str], private_dir: str) -> None:
+    """Cover each path with an empty read-only tmpfs (a directory) or /dev/null (a file); give the
+    kernel empty scratch directories of its own, its private directory (under /tmp) bound back in."""
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the machine
+    _reach(_needed())
+    own = os.open(private_dir, os.O_PATH | os.O_DIRECTORY)
+    try:
+        for path in paths:
+            real = os.path.realpath(path)
+            if private_dir == real or private_dir.startswith(real + os.sep) or not os.path.exists(real):
+                continue
+            if os.path.isdir(real):
+                _mount("none", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
+            else:
+                _mount("/dev/null", real, None, MS_BIND)
+        for path in SCRATCH_PATHS:
+            if os.path.isdir(path) and not os.path.islink(path):
+                _mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={SCRATCH_SIZE},mode=1777")
+        os.makedirs(private_dir, exist_ok=True)
+        _mount(f"/proc/self/fd/{own}", private_dir, None, MS_BIND)
+    finally:
+        os.close(own)
+
+
+def enter(hide: list[str], private_dir: str, limits: Limits, uid: int | None) -> list[str]:
+    """Enter the sandbox (see the module's docstring); returns what could not be done, in words.
+
+    ``private_dir`` holds the kernel's working directory and home: the only place it may write
+    that outlives nothing (it is removed after the notebook).
+    """
+    off: list[str] = []
+    root = os.geteuid() == 0
+    if root:
+        try:
+            _unshare(CLONE_NEWNS | CLONE_NEWNET)
+            _hide(hide, os.path.realpath(private_dir))
+        except OSError as error:
+            off.append(f"network and file-system namespaces ({error.strerror})")
+    else:
+        try:
+            _unshare(CLONE_NEWUSER | CLONE_NEWNET)
+        except OSError as error:
+            off.append(f"network namespace ({error.strerror}; not root and no unprivileged user namespaces)")
+        off.append("hiding the course's private files (needs root)")
+    _limit(limits)
+    if root and uid is not None:
+        for folder, _, files in os.walk(private_dir):
+            os.chown(folder, uid, uid)
+            for name in files:
+                os.chown(os.path.join(folder, name), uid, uid)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        try:  # whatever an earlier kernel of this uid left running (it may have escaped its group)
+            os.kill(-1, 9)
+        except OSError:
+            pass
+    elif not root:
+        off.append("a separate unprivileged user per kernel (needs root): student code runs as the grader's user")
+    return off
+
+
+def _limit(limits: Limits) -> None:
+    def cap(which: int, value: int) -> None:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+    if limits.memory_bytes > 0:
+        cap(resource.RLIMIT_AS, limits.memory_bytes)
+    if limits.cpu_seconds > 0:
+        cap(resource.RLIMIT_CPU, limits.cpu_seconds)
+    if limits.processes > 0:
+        cap(resource.RLIMIT_NPROC, limits.processes)
+    if limits.open_files > 0:
+        cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_FSIZE, limits.file_bytes)
+    cap(resource.RLIMIT_CORE, 0)
+
+
+def kill_kernel_processes(zygote_pid: int) -> int:
+    """Kill every process left running as one of a zygote's kernel uids (as root); how many."""
+    if os.geteuid() != 0:
+        return 0
+    uids = kernel_uids(zygote_pid)
+    killed = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid in uids:
+                os.kill(int(entry), 9)
+                killed += 1
+        except OSError:
+            continue
+    return killed
