@@ -29,9 +29,12 @@ listed in ``SECURITY.md``.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
+
+from .shell import HIDDEN_SOURCE
 
 # Modules whose attributes the tests (or the kernel's own reporting) rely on.
 MODULES = (
@@ -87,7 +90,6 @@ DENIED_EVENTS = frozenset(
         "ctypes.PyObj_FromPtr",
     }
 )
-HIDDEN_SOURCE = "# (a test cell: its source is not kept)"
 TAMPERING = "TamperingDetected"
 _MISSING = object()
 
@@ -97,27 +99,35 @@ _MISSING = object()
 FRAME_EVENTS = frozenset({"sys._getframe"})
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
 CELL_PREFIX = "<ipython-input-"
+HELPERS = (f"{os.sep}inspect.py", f"{os.sep}traceback.py")  # the standard library's ways to hand out frames
 
 
 def deny_hooks() -> Callable[[bool], None]:
     """Install the audit hook (it cannot be removed); returns the switch that marks a test cell running.
 
     Refused from then on: new audit hooks, tracing and profiling, ``gc``'s object walks, ctypes'
-    raw memory reads; and any way of reaching a frame while a student's cell's code is on the
-    stack, except, during a test cell, the test cell's own code.
+    raw memory reads; and any way of reaching a frame asked for by a cell's code (directly, or
+    through ``inspect``/``traceback``), except, during a test cell, by the test cell's own code.
+    Libraries a cell calls may still look at frames (torch does, to record where a call came from).
     """
     testing = [False]
     busy = [False]
 
-    def cells_on_stack() -> list[str]:
-        frame = sys._getframe(2)
-        found: list[str] = []
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name.startswith(CELL_PREFIX):
-                found.append(name)
+    def asked_by_a_cell() -> str | None:
+        """The notebook cell asking for a frame, if a cell's code asks (directly or through
+        ``inspect``/``traceback``), and which cell runs at the bottom of the stack; else None."""
+        frame = sys._getframe(2)  # 0: here, 1: audit, 2: who asked (the audited call itself is C)
+        while frame is not None and frame.f_code.co_filename.endswith(HELPERS):
             frame = frame.f_back  # type: ignore[assignment]
-        return found
+        if frame is None or not frame.f_code.co_filename.startswith(CELL_PREFIX):
+            return None
+        asking = frame.f_code.co_filename
+        bottom = asking
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(CELL_PREFIX):
+                bottom = frame.f_code.co_filename
+            frame = frame.f_back  # type: ignore[assignment]
+        return None if testing[0] and asking == bottom else asking
 
     def audit(event: str, args: tuple[Any, ...]) -> None:
         if event in DENIED_EVENTS or (event == "ctypes.dlsym" and type(args[0]).__name__ == "PyDLL"):
@@ -128,10 +138,10 @@ def deny_hooks() -> Callable[[bool], None]:
             return
         busy[0] = True
         try:
-            cells = cells_on_stack()
+            asking = asked_by_a_cell()
         finally:
             busy[0] = False
-        if not cells or (testing[0] and len(set(cells)) == 1 and cells[-1] == cells[0]):
+        if asking is None:
             return
         what = event if event in FRAME_EVENTS else f".{args[1]}"
         raise RuntimeError(f"{what} is not available to a notebook's code while it is graded")
@@ -143,11 +153,26 @@ def deny_hooks() -> Callable[[bool], None]:
     return switch
 
 
+def _instances(shell: Any) -> list[Any]:
+    """The kernel's own objects whose methods run around or inside every cell."""
+    return [
+        shell,
+        shell.history_manager,
+        shell.compile,
+        shell.displayhook,
+        shell.display_pub,
+        shell.input_transformer_manager,
+        shell.recorder,
+        sys.stdout,
+        sys.stderr,
+    ]
+
+
 def _classes(shell: Any) -> list[type]:
     import torch
 
     found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException]
-    for obj in (shell, shell.displayhook, shell.display_pub, shell.recorder, sys.stdout, sys.stderr, shell.compile):
+    for obj in _instances(shell):
         found.extend(c for c in type(obj).__mro__ if c is not object)
     return list(dict.fromkeys(found))
 
@@ -166,10 +191,19 @@ class Guard:
         self.classes = {cls: dict(vars(cls)) for cls in _classes(shell)}
         self.sys_values = {name: getattr(sys, name, None) for name in SYS_ATTRIBUTES}
         self.lists = {name: list(getattr(shell, name)) for name in SHELL_LISTS}
-        self.transform = shell.input_transformer_manager.__dict__.get("transform_cell", _MISSING)
         self.events = {name: list(callbacks) for name, callbacks in shell.events.callbacks.items()}
         self.callables = {name for cls in self.classes for name, value in vars(cls).items() if callable(value)}
-        self.shell_dict = {k: v for k, v in vars(shell).items() if k in self.callables}
+        # per object: its instance attributes that are callables or shadow a method of its class
+        self.instances = [(obj, self._methods(obj)) for obj in _instances(shell)]
+
+    def _methods(self, obj: Any) -> dict[str, Any]:
+        found = {
+            k: v for k, v in vars(obj).items() if (k in self.callables or callable(v)) and not _own_method(obj, k, v)
+        }
+        traits = vars(obj).get("_trait_values")  # traitlets keep trait values (displayhook, ...) here
+        if isinstance(traits, dict):
+            found.update({f"{k} (trait)": v for k, v in traits.items() if callable(v)})
+        return found
 
     def check(self) -> list[str]:
         """What student code changed of the snapshot; each change is put back.
@@ -230,18 +264,21 @@ class Guard:
             if not isinstance(current, list) or not _same(current, saved):
                 found.append(f"IPython's {name} were changed")
                 setattr(shell, name, list(saved))
-        manager = shell.input_transformer_manager
-        if manager.__dict__.get("transform_cell", _MISSING) is not self.transform:
-            found.append("IPython's input transformation was replaced")
-            _restore_instance(manager, "transform_cell", self.transform)
         for name, saved in self.events.items():
             current = shell.events.callbacks.get(name)
             if current is None or not _same(current, saved):
                 found.append(f"IPython's {name} event callbacks were changed")
                 shell.events.callbacks[name] = list(saved)
-        for key in [k for k in vars(shell) if k in self.callables and vars(shell)[k] is not self.shell_dict.get(k)]:
-            found.append(f"the shell's {key} was replaced")
-            _restore_instance(shell, key, self.shell_dict.get(key, _MISSING))
+        for obj, saved_methods in self.instances:
+            current = self._methods(obj)
+            label = type(obj).__name__
+            for key in [k for k in current.keys() | saved_methods.keys() if current.get(k) is not saved_methods.get(k)]:
+                found.append(f"{label}.{key} was replaced on the kernel's own {label}")
+                value = saved_methods.get(key, _MISSING)
+                if key.endswith(" (trait)"):
+                    _restore_instance_dict(vars(obj)["_trait_values"], key.removesuffix(" (trait)"), value)
+                else:
+                    _restore_instance(obj, key, value)
 
     def _check_notebook(self, found: list[str]) -> None:
         namespace = self.shell.user_ns
@@ -271,6 +308,11 @@ class Guard:
                 del namespace[key]
 
 
+def _own_method(obj: Any, key: str, value: Any) -> bool:
+    """``obj.key = obj.key``: IPython puts a stream's own ``write`` back this way after every cell."""
+    return getattr(value, "__self__", None) is obj and getattr(value, "__func__", None) is getattr(type(obj), key, None)
+
+
 def _same(current: list[Any], saved: list[Any]) -> bool:
     return len(current) == len(saved) and all(a is b for a, b in zip(current, saved, strict=True))
 
@@ -294,10 +336,14 @@ def _restore(cls: type, key: str, value: Any) -> None:
 
 
 def _restore_instance(obj: Any, key: str, value: Any) -> None:
+    _restore_instance_dict(obj.__dict__, key, value)
+
+
+def _restore_instance_dict(namespace: dict[str, Any], key: str, value: Any) -> None:
     if value is _MISSING:
-        obj.__dict__.pop(key, None)
+        namespace.pop(key, None)
     else:
-        obj.__dict__[key] = value
+        namespace[key] = value
 
 
 def tampering_output(changes: list[str]) -> dict[str, Any]:

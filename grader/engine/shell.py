@@ -35,6 +35,7 @@ from IPython.core.compilerop import CachingCompiler
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import StdinNotImplementedError
+from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
 
 Output = dict[str, Any]
@@ -240,6 +241,22 @@ class GradingCompiler(CachingCompiler):
         return name
 
 
+HIDDEN_SOURCE = "# (a test cell: its source is not kept)"
+
+
+class GradingHistory(HistoryManager):
+    """IPython's in-memory history; a test cell is stored as a placeholder, never as its source.
+
+    IPython stores a cell in ``In``/``_ih``/``_i<N>`` before running it: student code called by a
+    test would otherwise read the hidden test from there while it runs.
+    """
+
+    def store_inputs(self, line_num: int, source: str, source_raw: str | None = None) -> None:
+        if getattr(self.shell.compile, "hide_source", False):
+            source = source_raw = HIDDEN_SOURCE
+        super().store_inputs(line_num, source, source_raw)
+
+
 class GradingShell(InteractiveShell):
     """IPython's shell with ipykernel's output behaviour, recording into a ``Recorder``."""
 
@@ -248,6 +265,10 @@ class GradingShell(InteractiveShell):
     compiler_class = GradingCompiler
     recorder: Recorder
     last_error: tuple[str, str, list[str]] | None = None
+
+    def init_history(self) -> None:
+        self.history_manager = GradingHistory(shell=self, parent=self)
+        self.configurables.append(self.history_manager)  # type: ignore[arg-type]
 
     def init_displayhook(self) -> None:
         super().init_displayhook()  # type: ignore[no-untyped-call]

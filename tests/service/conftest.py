@@ -88,6 +88,15 @@ def submit(client: httpx.Client, assignment: str, data: bytes, name: str = "nb.i
     return client.post("/api/submissions", data={"assignment": assignment}, files={"file": (name, data)})
 
 
+def grade(server: Server, student: str, assignment: str, data: bytes) -> dict:  # type: ignore[type-arg]
+    """Submit ``data`` as ``student`` and wait for the graded result."""
+    token = server.token(student)
+    with server.client(token) as client:
+        response = submit(client, assignment, data)
+    assert response.status_code == 202, response.text
+    return server.wait_graded(token, response.json()["id"], timeout=300)
+
+
 def fixture_bytes(assignment: str, name: str) -> bytes:
     return (FIXTURES / assignment / f"{name}.ipynb").read_bytes()
 

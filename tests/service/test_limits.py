@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import time
 
-from .conftest import Server, submit, with_solution
+from .conftest import Server, grade, submit, with_solution
 
 # ps2's cubic_slope is worth 3 points and tested by test_cubic_slope alone.
 CUBIC = "ps2_autograd"
@@ -17,22 +17,13 @@ CORRECT_CUBIC_SLOPE = (
 )
 
 
-def _grade(server: Server, student: str, data: bytes) -> dict:  # type: ignore[type-arg]
-    token = server.token(student)
-    with server.client(token) as client:
-        response = submit(client, CUBIC, data)
-    assert response.status_code == 202, response.text
-    return server.wait_graded(token, response.json()["id"], timeout=300)
-
-
 def _tests(body: dict) -> dict:  # type: ignore[type-arg]
     return {t["name"]: t for t in body["tests"]}
 
 
 def test_infinite_loop_in_a_cell_is_interrupted_and_the_rest_is_graded(server: Server) -> None:
-    body = _grade(
-        server, "svc-loop", with_solution(CUBIC, "cubic_slope", "def cubic_slope(x0):\n    while True:\n        pass\n")
-    )
+    loop = "def cubic_slope(x0):\n    while True:\n        pass\n"
+    body = grade(server, "svc-loop", CUBIC, with_solution(CUBIC, "cubic_slope", loop))
     assert body["status"] == "graded"
     tests = _tests(body)
     assert tests["test_cubic_slope"]["points"] == 0
@@ -46,7 +37,7 @@ def test_infinite_loop_in_a_cell_is_interrupted_and_the_rest_is_graded(server: S
 
 def test_memory_blow_up_is_a_memory_error_for_that_student_only(server: Server) -> None:
     code = "def cubic_slope(x0):\n    hog = bytearray(64 * 1024**3)\n    return float(len(hog))\n"
-    body = _grade(server, "svc-memory", with_solution(CUBIC, "cubic_slope", code))
+    body = grade(server, "svc-memory", CUBIC, with_solution(CUBIC, "cubic_slope", code))
     tests = _tests(body)
     assert body["status"] == "graded"
     assert tests["test_cubic_slope"]["points"] == 0 and "MemoryError" in tests["test_cubic_slope"]["message"]
@@ -55,7 +46,7 @@ def test_memory_blow_up_is_a_memory_error_for_that_student_only(server: Server) 
 
 def test_kernel_that_exits_gets_a_graded_result_with_a_clear_message(server: Server) -> None:
     code = "import os\n\ndef cubic_slope(x0):\n    os._exit(3)\n"
-    body = _grade(server, "svc-exit", with_solution(CUBIC, "cubic_slope", code))
+    body = grade(server, "svc-exit", CUBIC, with_solution(CUBIC, "cubic_slope", code))
     assert body["status"] == "graded"
     assert body["score"] < body["max_score"]
     assert body["reason"] or any(
@@ -73,7 +64,7 @@ def test_student_code_runs_in_a_private_directory_with_a_clean_environment(serve
         "                               '../source', '../../source', '../../../source') if os.path.exists(p)]}\n"
         "    raise AssertionError(repr(seen))\n"
     )
-    body = _grade(server, "svc-probe", with_solution(CUBIC, "cubic_slope", probe))
+    body = grade(server, "svc-probe", CUBIC, with_solution(CUBIC, "cubic_slope", probe))
     message = _tests(body)["test_cubic_slope"]["message"]
     seen = eval(message.split("AssertionError: ", 1)[1])
     assert not seen["cwd"].startswith(str(server.root))
@@ -123,6 +114,6 @@ def test_a_flood_of_output_is_capped_and_the_notebook_graded_normally(server: Se
         "    print('spam', i)\n"
         "    print('more spam', i, file=sys.stderr)\n" + CORRECT_CUBIC_SLOPE
     )
-    body = _grade(server, "svc-flood", with_solution(CUBIC, "cubic_slope", flood))
+    body = grade(server, "svc-flood", CUBIC, with_solution(CUBIC, "cubic_slope", flood))
     assert body["status"] == "graded"
     assert body["score"] == body["max_score"]
