@@ -10,7 +10,7 @@ grades one copy (as a TA runs it), ``grader autograde ASSIGNMENT`` the other;
 the per-cell scores of both gradebooks must be identical.  Then latency on an
 idle grader: stock ``nbgrader autograde --student S`` for one submission,
 the warm engine for one submission, and (unless ``--quick``) the service
-from upload to recorded grade.  Memory is sampled every 20 ms over each
+from upload to recorded grade.  Memory is sampled every 250 ms over each
 process tree: the largest single process (RSS) and the whole tree
 (proportional set size, PSS, so pages a fork shares count once).
 """
@@ -87,7 +87,8 @@ class MemorySampler:
         self._thread.join()
 
     def _run(self) -> None:
-        while not self._stop.wait(0.02):
+        # Reading PSS walks each process's page tables: every 250 ms, or the sampler itself takes a core.
+        while not self._stop.wait(0.25):
             pids = {p for root in self.roots() for p in _tree(root)}  # type: ignore[operator]
             sizes = [_memory_kib(p) for p in pids]
             if sizes:

@@ -10,7 +10,8 @@ a failing test.  Three defences, none of which changes an honest notebook:
   refuses the hooks that would watch or rewrite later cells or reach into
   memory: ``sys.settrace``/``sys.setprofile``, new audit hooks, ``gc``'s object
   walks, ``ctypes``' reads of raw memory and of the interpreter's own C API.
-* ``Guard.check``: before and after every test cell, every protected module's
+* ``Guard.check``: before and after every test cell (the builtins after every
+  cell, so that the kernel's own code keeps working), every protected module's
   and class's namespace, ``sys``' hooks and streams, the shell's transformers,
   events and methods, and the notebook's ``torch``/``np`` names are compared by
   identity with a snapshot taken when the kernel started.  Whatever changed is
@@ -29,6 +30,7 @@ listed in ``SECURITY.md``.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from collections.abc import Callable
@@ -171,14 +173,17 @@ def _instances(shell: Any) -> list[Any]:
 def _classes(shell: Any) -> list[type]:
     import torch
 
-    found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException]
+    from .shell import Stream
+
+    found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException, Stream]
     for obj in _instances(shell):
         found.extend(c for c in type(obj).__mro__ if c is not object)
     return list(dict.fromkeys(found))
 
 
 class Guard:
-    """The snapshot of one kernel, taken after its set-up and before the first student cell."""
+    """The snapshot, taken in the zygote once (before any student code exists: every kernel forks
+    with it); ``attached()`` adds, in the kernel, what the kernel's own set-up replaced."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -188,13 +193,29 @@ class Guard:
         self.builtins: dict[str, Any] = vars(sys.modules["builtins"])
         self.saved_builtins = dict(self.builtins)
         self.module_dicts = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.module_items = {name: (tuple(d), tuple(d.values())) for name, d in self.module_dicts.items()}
         self.classes = {cls: dict(vars(cls)) for cls in _classes(shell)}
-        self.sys_values = {name: getattr(sys, name, None) for name in SYS_ATTRIBUTES}
+        self.class_items = {cls: (tuple(d), tuple(d.values())) for cls, d in self.classes.items()}
+        self.sys_values: dict[str, Any] = {}
+        self.attached()
         self.lists = {name: list(getattr(shell, name)) for name in SHELL_LISTS}
         self.events = {name: list(callbacks) for name, callbacks in shell.events.callbacks.items()}
         self.callables = {name for cls in self.classes for name, value in vars(cls).items() if callable(value)}
         # per object: its instance attributes that are callables or shadow a method of its class
         self.instances = [(obj, self._methods(obj)) for obj in _instances(shell)]
+
+    def attached(self) -> None:
+        """Take again what ``shell.attach`` replaces in a kernel: the streams, ``input``, ``getpass``."""
+        import getpass
+
+        self.sys_values = {name: getattr(sys, name, None) for name in SYS_ATTRIBUTES}
+        self.saved_builtins = dict(self.builtins)
+        module = vars(getpass)
+        self.module_dicts["getpass"] = dict(module)
+        self.module_items["getpass"] = (tuple(module), tuple(module.values()))
+        self.modules["getpass"] = getpass
+        if hasattr(self, "instances"):
+            self.instances = [(obj, self._methods(obj)) for obj in _instances(self.shell)]
 
     def _methods(self, obj: Any) -> dict[str, Any]:
         found = {
@@ -211,13 +232,7 @@ class Guard:
         The builtins go back first, by dictionary operations alone: the rest of this check (and the
         kernel's own reporting) then runs on the real ``isinstance``, ``len`` and the others.
         """
-        builtins_now = self.builtins.copy()
-        self.builtins.update(self.saved_builtins)
-        found = [
-            f"builtins.{key} was {'deleted' if key not in builtins_now else 'replaced'}"
-            for key, value in self.saved_builtins.items()
-            if builtins_now.get(key, _MISSING) is not value and key not in IGNORED
-        ]
+        found = self.check_builtins()
         self._check_modules(found)
         self._check_classes(found)
         self._check_sys(found)
@@ -225,12 +240,26 @@ class Guard:
         self._check_notebook(found)
         return found
 
+    def check_builtins(self) -> list[str]:
+        """Put the builtins back, by dictionary operations alone (so it works whatever was replaced);
+        what had changed. Cheap enough for after every cell: the kernel's own code needs them."""
+        builtins_now = self.builtins.copy()
+        self.builtins.update(self.saved_builtins)
+        return [
+            f"builtins.{key} was {'deleted' if key not in builtins_now else 'replaced'}"
+            for key, value in self.saved_builtins.items()
+            if builtins_now.get(key, _MISSING) is not value and key not in IGNORED
+        ]
+
     def _check_modules(self, found: list[str]) -> None:
         for name, module in self.modules.items():
             if sys.modules.get(name) is not module:
                 found.append(f"sys.modules[{name!r}] was replaced")
                 sys.modules[name] = module
             current = vars(module)
+            keys, values = self.module_items[name]
+            if not any(map(operator.is_not, map(current.get, keys), values)):
+                continue  # the common case, compared in C: nothing replaced or deleted
             saved = self.module_dicts[name]
             for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v and k not in IGNORED]:
                 found.append(f"{name}.{key} was {'deleted' if key not in current else 'replaced'}")
@@ -239,6 +268,9 @@ class Guard:
     def _check_classes(self, found: list[str]) -> None:
         for cls, saved in self.classes.items():
             current = vars(cls)
+            keys, values = self.class_items[cls]
+            if len(current) == len(saved) and not any(map(operator.is_not, map(current.get, keys), values)):
+                continue
             label = f"{cls.__module__}.{cls.__qualname__}"
             for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v]:
                 found.append(f"{label}.{key} was {'deleted' if key not in current else 'replaced'}")

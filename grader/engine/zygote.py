@@ -81,6 +81,9 @@ class Warm:
         if course_root:
             prime(self.shell, course_cells(course_root))
         self.hidden = sandbox.hidden_paths(course_root)
+        from .guard import Guard
+
+        self.guard = Guard(self.shell)  # the snapshot every kernel starts from (see guard.py)
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
@@ -144,7 +147,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     """The forked kernel: set up its sandbox, then run cells until told to stop."""
     import torch
 
-    from .guard import Guard, deny_hooks
+    from .guard import deny_hooks
     from .shell import attach, run_cell
 
     os.setsid()
@@ -174,9 +177,11 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     shell = warm.shell
     shell.recorder.watch_descriptors(request["capture"])
     attach(shell)
-    guard = Guard(shell)  # the snapshot: everything as the zygote built it, before any student code
+    guard = warm.guard  # the snapshot: everything as the zygote built it, before any student code
+    guard.attached()
     testing = deny_hooks()
     pending: list[str] = []  # changes found after cells that were not tests, named at the next test
+    checked = False  # the last cell was a test, fully checked after it ran
     _send_quietly(conn, {"op": "ready", "pid": os.getpid(), "language_info": LANGUAGE_INFO, "sandbox_off": off})
     while True:
         try:
@@ -191,7 +196,8 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
         tampered: list[str] = []
         before: dict[str, Any] = {}
         if test:  # what the test relies on is as the zygote built it; changes since the last test are named
-            tampered, pending = pending + [c for c in guard.check() if c not in pending], []
+            found = [] if checked else guard.check()  # nothing ran since the last test's check
+            tampered, pending = pending + [c for c in found if c not in pending], []
             before = dict(shell.user_ns)
             testing(True)
         try:
@@ -199,12 +205,13 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
         except KeyboardInterrupt:  # arrived after the shell finished the cell
             count, outputs, error = shell.execution_count - 1, list(shell.recorder.outputs), None
         except Exception:  # the cell broke the shell itself (it replaced builtins IPython relies on, say)
-            guard.check()
+            pending += [c for c in guard.check() if c not in pending]
             count, outputs, error = shell.execution_count - 1, list(shell.recorder.outputs), None
         testing(False)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:  # after every cell, the kernel's own machinery gets its objects back before it reports
-            changes = guard.check()
+        try:  # after a test everything is checked; after any cell the builtins our own code needs
+            changes = guard.check() if test else guard.check_builtins()
+            checked = test
             if test:
                 tampered += [c for c in changes if c not in tampered]
                 guard.forget(count, code, before)
