@@ -321,14 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         warm_seconds, warm_cpu = engine_warm(warm_root, args.assignment, args.jobs)
         print(f"warm engine:              {warm_seconds:.1f} s", flush=True)
         expected = scores(stock_root, args.assignment)
+        graded = [scores(root, args.assignment) for root in (engine_root, warm_root)]  # read each gradebook once
         differing = sorted(
-            {
-                k
-                for root in (engine_root, warm_root)
-                for k, v in scores(root, args.assignment).items()
-                if expected.get(k) != v
-            }
-            | {k for k in expected if k not in scores(engine_root, args.assignment)}
+            {k for found in graded for k, v in found.items() if expected.get(k) != v}
+            | {k for found in graded for k in expected if k not in found}
         )
 
         sample = [s for s in students if "never" not in s][: args.latency_samples]
