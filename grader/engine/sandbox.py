@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import sys
 from dataclasses import dataclass
 
 CLONE_NEWNS = 0x00020000
@@ -104,8 +105,6 @@ def hidden_paths(course_root: str | None) -> list[str]:
 
 def _needed() -> list[str]:
     """Where the kernel's Python lives: what it imports from after giving up root."""
-    import sys
-
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix] + [p for p in sys.path if p]
     return sorted({os.path.realpath(p) for p in found if os.path.exists(p)})
 
@@ -153,9 +152,22 @@ def _hide(paths: list[str], private_dir: str) -> None:
                 _mount("none", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
             else:
                 _mount("/dev/null", real, None, MS_BIND)
+        # Python's own installation may live under a scratch directory (a checkout in /tmp, say):
+        # it is bound back into the fresh one, and nothing else from there is.
+        prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
         for path in SCRATCH_PATHS:
-            if os.path.isdir(path) and not os.path.islink(path):
+            if not os.path.isdir(path) or os.path.islink(path):
+                continue
+            inside = [p for p in prefixes if p.startswith(os.path.realpath(path) + os.sep)]
+            handles = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in inside}
+            try:
                 _mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={SCRATCH_SIZE},mode=1777")
+                for prefix, handle in handles.items():
+                    os.makedirs(prefix, exist_ok=True)
+                    _mount(f"/proc/self/fd/{handle}", prefix, None, MS_BIND | MS_REC)
+            finally:
+                for handle in handles.values():
+                    os.close(handle)
         os.makedirs(private_dir, exist_ok=True)
         _mount(f"/proc/self/fd/{own}", private_dir, None, MS_BIND)
     finally:
