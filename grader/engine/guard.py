@@ -17,11 +17,10 @@ a failing test.  Three defences, none of which changes an honest notebook:
   identity with a snapshot taken when the kernel started.  Whatever changed is
   put back before the test runs, and the test cell fails with a message naming
   what was changed (0 points: stock nbgrader would have been fooled instead).
-* ``Guard.forget``: after a test cell, its source leaves IPython's history
-  (``In``, ``_ih``, ``_i<N>``), the line cache (never filled for a test cell in
-  the first place) and the shell's last result, and the ``_``-prefixed names
-  the test cell bound leave the namespace: no later student code can read a
-  hidden test or the values it computed.
+* test cells' source never enters IPython's history (``GradingHistory`` stores
+  a placeholder) or the line cache (``GradingCompiler``); ``Guard.forget``
+  clears the shell's last result and the ``_``-prefixed names a test cell
+  bound: no later student code can read a hidden test or what it computed.
 
 The snapshot lives in this object, which no student-visible name refers to and
 which ``gc`` walks cannot reach. What this cannot stop is
@@ -35,8 +34,6 @@ import os
 import sys
 from collections.abc import Callable
 from typing import Any
-
-from .shell import HIDDEN_SOURCE
 
 # Modules whose attributes the tests (or the kernel's own reporting) rely on.
 MODULES = (
@@ -320,21 +317,12 @@ class Guard:
                 found.append(f"the name {name} no longer refers to the {module_name} module")
                 namespace[name] = module
 
-    def forget(self, count: int, source: str, before: dict[str, Any]) -> None:
-        """Remove a finished test cell's source, and the private names it bound, from the kernel.
-
-        ``before`` is the notebook's namespace as it was before the test cell ran.
-        """
-        shell = self.shell
-        history = shell.history_manager
-        for entries in (history.input_hist_parsed, history.input_hist_raw):
-            if 0 <= count < len(entries):
-                entries[count] = HIDDEN_SOURCE
-        namespace = shell.user_ns
-        for key in (f"_i{count}", "_i", "_ii", "_iii"):
-            if namespace.get(key) == source:
-                namespace[key] = HIDDEN_SOURCE
-        shell.last_execution_result = None
+    def forget(self, before: dict[str, Any]) -> None:
+        """Remove what a finished test cell left behind: the shell's last result (it holds the
+        cell's source) and the private names it bound. ``before`` is the notebook's namespace as it
+        was before the test cell ran. (History never held the source: see ``GradingHistory``.)"""
+        namespace = self.shell.user_ns
+        self.shell.last_execution_result = None
         for key in [k for k, v in namespace.items() if k.startswith("_") and before.get(k, _MISSING) is not v]:
             if not _ipython_name(key):
                 del namespace[key]

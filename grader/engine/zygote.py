@@ -214,7 +214,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
             checked = test
             if test:
                 tampered += [c for c in changes if c not in tampered]
-                guard.forget(count, code, before)
+                guard.forget(before)
             else:
                 pending += [c for c in changes if c not in pending]
         finally:
