@@ -49,9 +49,13 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# Before anything else, a submission's cells are matched to the release's (grader.mending): a cell
+# split in two, retyped, moved, stripped of its nbgrader metadata or ids, or from an older release
+# is still graded, missing cells are put back, and the student is told which cell and what was done.
 # Test cells always run: a student's `skip-execution` tag on a test cell would otherwise make
 # nbclient skip it, and nbgrader give full points to a test cell without an error.
 c.Autograde.sanitize_preprocessors = [
+    "grader.mending.MendCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
@@ -67,6 +71,7 @@ c.GraderService.port = 8000
 c.GraderService.workers = 4              # kernels at once (2 per core); nbgrader bookkeeping takes turns
 c.GraderService.notebook_timeout_s = 300  # whole-notebook wall-clock limit
 c.GraderService.memory_limit_bytes = 10 * 1024**3  # address space: a torch kernel maps ~5 GiB, RSS ~0.7 GiB
+c.GraderService.resident_limit_bytes = 4 * 1024**3  # resident memory, read while a cell runs: kernel stopped past it
 c.GraderService.max_upload_bytes = 5 * 1024**2
 c.GraderService.feedback_policy = {}      # assignment -> "immediate" | "after_deadline" | "score_only"
 

@@ -68,6 +68,8 @@ def submit(
             raise ClientError(f"refused ({response.status_code}): {_error(response)}")
         url = response.json()["url"]
         out.write(f"Submitted {path} for {assignment}: submission {response.json()['id']}\n")
+        for warning in response.json().get("warnings", []):
+            out.write(f"  warning: {warning}\n")
         started = time.monotonic()
         status = ""
         while time.monotonic() - started < timeout:

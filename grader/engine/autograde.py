@@ -59,6 +59,7 @@ def load_config(
     zygote: Zygote,
     notebook_timeout_s: float = 0.0,
     memory_limit_bytes: int = 0,
+    resident_limit_bytes: int = 0,
 ) -> Config:
     """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``."""
     inprocess.apply()
@@ -87,6 +88,7 @@ def load_config(
     config.ForkExecute.zygote_socket = zygote.socket_path
     config.ForkExecute.notebook_timeout = float(notebook_timeout_s)
     config.ForkExecute.memory_limit = int(memory_limit_bytes)
+    config.ForkExecute.resident_limit = int(resident_limit_bytes)
     return config
 
 

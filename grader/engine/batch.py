@@ -113,7 +113,12 @@ def run(
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
     started = time.monotonic()
-    with Engine(root, db_url) as engine:
+    from ..service.config import load  # the course's limits (GraderService.*), the same as the service's
+
+    limits = load(root)
+    with Engine(
+        root, db_url, limits.notebook_timeout_s, limits.memory_limit_bytes, limits.resident_limit_bytes
+    ) as engine:
         progress = Progress(len(chosen), out)
         outcomes = grade_many(engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress)
         progress.close()

@@ -22,11 +22,18 @@ class Engine:
     """
 
     def __init__(
-        self, root: Path, db_url: str | None = None, notebook_timeout_s: float = 0.0, memory_limit_bytes: int = 0
+        self,
+        root: Path,
+        db_url: str | None = None,
+        notebook_timeout_s: float = 0.0,
+        memory_limit_bytes: int = 0,
+        resident_limit_bytes: int = 0,
     ) -> None:
         self.root = Path(root)
         self.zygote = Zygote(self.root)
-        self.config = load_config(self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes)
+        self.config = load_config(
+            self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes
+        )
         self._started = threading.Event()
 
     def start(self) -> Engine:

@@ -28,6 +28,11 @@ START_TIMEOUT_S = 180.0
 # instead of a whole core until its timeout; no kernel is ever starved.
 LONG_CELL_S = 1.0
 LONG_CELL_NICE = 10
+# While a cell runs, its kernel's resident memory is read this often; past ``Kernel.resident_limit`` the
+# kernel is stopped. The address-space limit (setrlimit) stops one huge allocation at once, but not a
+# loop of small ones that really fills memory: a few such kernels at once would exhaust the machine.
+WATCH_S = 0.2
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 ZYGOTE_ENVIRONMENT = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -50,6 +55,7 @@ class CellRun:
     started: float = 0.0
     finished: float = field(default_factory=time.time)
     tampered: tuple[str, ...] = ()  # for a test cell: what student code had changed of what tests rely on
+    over_memory: bool = False  # died because its resident memory passed the limit
 
 
 _running: dict[str, Zygote] = {}
@@ -195,6 +201,8 @@ class Kernel:
         self.dead = False
         self.deprioritised = False
         self.sandbox_off: list[str] = []
+        self.resident_limit = 0  # bytes of resident memory the kernel may use; 0 for no limit
+        self.over_memory = False
 
     @classmethod
     def connect(
@@ -251,6 +259,9 @@ class Kernel:
             protocol.send(self.sock, {"op": "execute", "id": expected, "code": code, "test": test})
             if self._wait(timeout):
                 return self._cell_run(self._reply(expected), started)
+            if self.over_memory:
+                self.kill()
+                return CellRun([], None, died=True, started=started, over_memory=True)
             self.interrupt()
             if self._readable(interrupt_grace):
                 return self._cell_run(self._reply(expected), started, timed_out=True)
@@ -263,13 +274,28 @@ class Kernel:
         return CellRun([], None, died=True, started=started)
 
     def _wait(self, timeout: float | None) -> bool:
-        """Wait up to ``timeout`` for the reply, deprioritising the kernel once the cell runs long."""
-        if self.deprioritised or (timeout is not None and timeout <= LONG_CELL_S):
-            return self._readable(timeout)
-        if self._readable(LONG_CELL_S):
-            return True
-        self.deprioritise()
-        return self._readable(None if timeout is None else timeout - LONG_CELL_S)
+        """Wait up to ``timeout`` for the reply, deprioritising the kernel once the cell runs long and
+        stopping the wait (``over_memory``) if its resident memory passes the limit."""
+        started = time.monotonic()
+        while True:
+            waited = time.monotonic() - started
+            remaining = None if timeout is None else timeout - waited
+            if remaining is not None and remaining <= 0:
+                return False
+            if self._readable(WATCH_S if remaining is None else min(WATCH_S, remaining)):
+                return True
+            if not self.deprioritised and waited + WATCH_S >= LONG_CELL_S:
+                self.deprioritise()
+            if self.resident_limit and self.resident_bytes() > self.resident_limit:
+                self.over_memory = True
+                return False
+
+    def resident_bytes(self) -> int:
+        try:
+            with open(f"/proc/{self.pid}/statm") as statm:
+                return int(statm.read().split()[1]) * PAGE_BYTES
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def deprioritise(self) -> None:
         """Renice the kernel and whatever it started (its process group) to ``LONG_CELL_NICE``."""

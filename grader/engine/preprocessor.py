@@ -29,6 +29,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer, Unicode
 
+from .. import mending
 from ..isolation import kernel_environment
 from ..service.errors import InfrastructureError
 from . import kernel as kernels
@@ -103,6 +104,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
         config=True
     )
     memory_limit = Integer(0, help="Address-space limit of a kernel in bytes; 0 for none.").tag(config=True)
+    resident_limit = Integer(0, help="Resident-memory limit of a kernel in bytes; 0 for none.").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> tuple[NotebookNode, Any]:
         try:
@@ -120,6 +122,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
                 env = {**kernel_environment(str(home)), "NBGRADER_EXECUTION": "autograde"}
                 cpu = int(self.notebook_timeout) + 10 if self.notebook_timeout > 0 else 0
                 kernel = zygote.spawn(str(workdir), str(home), env, self.memory_limit, cpu)
+                kernel.resident_limit = self.resident_limit
                 try:
                     self._run_cells(nb, kernel, started)
                 finally:
@@ -143,7 +146,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
     def _run_cells(self, nb: NotebookNode, kernel: kernels.Kernel, started: float) -> None:
         executed = 0
         stopped: str | None = None  # why no further cell can run
-        for cell in nb.cells:
+        for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
             if self.skip_cells_with_tag in cell.metadata.get("tags", []):
@@ -187,19 +190,21 @@ class ForkExecute(Execute):  # type: ignore[misc]
                 if run.died:
                     report.stopped = NOT_RUN
                     stopped = (
-                        f"An earlier cell ran past the {timeout:g} s limit and could not be interrupted, "
-                        "so the kernel was stopped; this cell did not run."
+                        f"{_where(nb, index).capitalize()} ran past the {timeout:g} s limit and could not be "
+                        "interrupted, so the Python process running your notebook was stopped; this cell did not run."
                     )
             elif run.died:
+                why = (
+                    f"it used more than {self.resident_limit / 1024**3:g} GiB of memory and was stopped"
+                    if run.over_memory
+                    else "it ran out of memory, crashed, or exited"
+                )
                 cell.outputs.append(
-                    _error(
-                        KERNEL_DIED,
-                        "The Python process running your notebook died in this cell "
-                        "(it ran out of memory, crashed, or exited).",
-                    )
+                    _error(KERNEL_DIED, f"The Python process running your notebook died in this cell ({why}).")
                 )
                 report.stopped = KERNEL_DIED
-                stopped = "The Python process running your notebook died in an earlier cell; this cell did not run."
+                where = _where(nb, index)
+                stopped = f"The Python process running your notebook died in {where}; this cell did not run."
 
     def _record_timeout(self, cell: NotebookNode) -> None:
         """What nbgrader's ``Execute.on_cell_executed`` appends after nbclient's interrupt."""
@@ -216,6 +221,20 @@ class ForkExecute(Execute):  # type: ignore[misc]
                 "ERROR: An error occurred while showtraceback was disabled"
             ]
             cell.outputs.append(error)
+
+
+def _where(nb: NotebookNode, index: int) -> str:
+    """A cell as the student can find it: its number in their notebook, and the graded cell it is or follows."""
+    first = 1 if nb.cells and mending.NOTES_KEY in nb.cells[0].get("metadata", {}) else 0
+    number = f"cell {index - first + 1}"
+    grade_id = nb.cells[index].get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    if grade_id:
+        return f"{number} (`{grade_id}`)"
+    for earlier in reversed(nb.cells[first:index]):
+        grade_id = earlier.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id:
+            return f"{number} (after `{grade_id}`)"
+    return number
 
 
 def _notebook_node(*args: Any, **kwargs: Any) -> NotebookNode:

@@ -78,11 +78,10 @@ async def submit(request: Request) -> Response:
     data = await upload.read(config.max_upload_bytes + 1)
     student = request.query_params.get("student", user.id) if user.is_staff else user.id
     confirm_late = str(form.get("confirm_late", "")).lower() in ("1", "true", "yes")
-    submission_id = intake.accept(request.app.state.store, config, student, assignment, data, confirm_late)
+    accepted = intake.accept(request.app.state.store, config, student, assignment, data, confirm_late)
     request.app.state.workers.notify()
-    return JSONResponse(
-        {"id": submission_id, "status": "queued", "url": f"/api/submissions/{submission_id}"}, status_code=202
-    )
+    body = {"id": accepted.id, "status": "queued", "url": f"/api/submissions/{accepted.id}"}
+    return JSONResponse({**body, "warnings": list(accepted.warnings)}, status_code=202)
 
 
 async def list_submissions(request: Request) -> Response:

@@ -24,6 +24,7 @@ class ServiceConfig:
     max_upload_bytes: int = 5 * 1024 * 1024
     notebook_timeout_s: float = 300.0
     memory_limit_bytes: int = 10 * 1024**3
+    resident_limit_bytes: int = 4 * 1024**3
     max_attempts: int = 3
     feedback_policy: dict[str, str] = field(default_factory=dict)
     hard_deadline_hours: dict[str, float] = field(default_factory=dict)
@@ -58,6 +59,11 @@ def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
     config = ServiceConfig(course_root=root, db_url=db_url, **section)
     if config.workers < 1:
         raise ConfigurationError("GraderService.workers must be at least 1")
+    if config.resident_limit_bytes and config.resident_limit_bytes < 1024**3:
+        raise ConfigurationError(
+            "GraderService.resident_limit_bytes must be 0 (no limit) or at least 1 GiB: a kernel with torch "
+            "imported is already about 0.7 GiB resident"
+        )
     if config.counting not in COUNTING:
         raise ConfigurationError(f"GraderService.counting must be one of {COUNTING}, not {config.counting!r}")
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}

@@ -21,17 +21,19 @@ from .config import ServiceConfig
 from .errors import InfrastructureError
 from .models import Execution, Submission
 
-# One grading at a time per course folder and student: nbgrader keeps one
-# submitted/ and autograded/ folder per student and assignment.
-_locks: dict[tuple[str, str], threading.Lock] = {}
+# One grading at a time per course folder and student: nbgrader keeps one submitted/ and
+# autograded/ folder and one gradebook submission per student and assignment.  The pipeline holds
+# it from placing an attempt until its grade is recorded, so two attempts racing for the same
+# student never read each other's notebook or gradebook rows.
+_locks: dict[tuple[str, str], threading.RLock] = {}
 _locks_guard = threading.Lock()
 
 OUTPUT_LIMIT_BYTES = 2_000_000
 
 
-def _lock(student: str, assignment: str) -> threading.Lock:
+def student_lock(student: str, assignment: str) -> threading.RLock:
     with _locks_guard:
-        return _locks.setdefault((student, assignment), threading.Lock())
+        return _locks.setdefault((student, assignment), threading.RLock())
 
 
 def place(config: ServiceConfig, submission: Submission, notebook_name: str) -> Path:
@@ -48,7 +50,7 @@ def place(config: ServiceConfig, submission: Submission, notebook_name: str) -> 
 
 def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_name: str) -> Execution:
     """Autograde one attempt; the autograded notebook is in ``autograded/`` afterwards."""
-    with _lock(submission.student, submission.assignment):
+    with student_lock(submission.student, submission.assignment):
         place(config, submission, notebook_name)
         autograded = config.course_root / "autograded" / submission.student / submission.assignment
         shutil.rmtree(autograded, ignore_errors=True)

@@ -7,6 +7,7 @@ message says what to do.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 
+from .. import mending
 from . import deadlines
 from .config import ServiceConfig
 from .errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
@@ -84,19 +86,25 @@ def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:
     return nb  # type: ignore[no-any-return]
 
 
-def check_cells(nb: nbformat.NotebookNode, cells: AssignmentCells) -> None:
-    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
-    if not present & (cells.solution_cells | cells.test_cells):
+def check_cells(nb: nbformat.NotebookNode, cells: AssignmentCells, release: Path) -> tuple[str, ...]:
+    """Refuse a notebook with none of the assignment's graded cells; else what grading will mend, for the student."""
+    if not release.is_file():
+        return ()
+    mended = mending.mend(copy.deepcopy(nb), mending.read_release(release))
+    if not mended.matched:
         raise WrongAssignment(
-            f"this notebook has none of {cells.name}'s graded cells: is it the notebook of another assignment? "
-            f"Submit release/{cells.name}/{cells.notebook}.ipynb with your answers."
+            f"this notebook has none of {cells.name}'s answer or test cells: is it the notebook of another "
+            f"assignment? Submit release/{cells.name}/{cells.notebook}.ipynb with your answers."
         )
-    missing = sorted(cells.solution_cells - present)
-    if missing:
-        raise WrongAssignment(
-            f"the notebook lacks answer cell(s) {', '.join(missing)} of {cells.name} (deleted, or their nbgrader "
-            "metadata was lost); copy your answers into a fresh copy of the release and submit that."
-        )
+    return mended.notes
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A stored, queued submission, and what the student should know about it now."""
+
+    id: int
+    warnings: tuple[str, ...]
 
 
 def _write_durably(path: Path, data: bytes) -> None:
@@ -116,11 +124,11 @@ def _write_durably(path: Path, data: bytes) -> None:
 
 def accept(
     store: Store, config: ServiceConfig, student: str, assignment: str, data: bytes, confirm_late: bool = False
-) -> int:
-    """Validate, check the course's rules, store durably, and queue one submission; return its id."""
+) -> Accepted:
+    """Validate, check the course's rules, store durably, and queue one submission."""
     cells = assignment_cells(config.db_url, assignment)
     nb = parse_notebook(data, config.max_upload_bytes)
-    check_cells(nb, cells)
+    warnings = check_cells(nb, cells, mending.release_path(config.course_root, assignment, cells.notebook))
     received = now()
     deadlines.admit(store, config, student, assignment, received, confirm_late)
     digest = hashlib.sha256(data).hexdigest()
@@ -128,7 +136,7 @@ def accept(
     path = config.data_dir / "submissions" / student / assignment / f"{stamp}-{digest[:12]}.ipynb"
     _write_durably(path, data)
     try:
-        return store.add_submission(student, assignment, path, digest, received)
+        return Accepted(store.add_submission(student, assignment, path, digest, received), warnings)
     except BaseException:
         path.unlink(missing_ok=True)
         raise

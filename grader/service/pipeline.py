@@ -36,13 +36,14 @@ def grade_job(store: Store, config: ServiceConfig, engine: Engine, job: Job) -> 
         return
     try:
         notebook_name = assignment_cells(config.db_url, submission.assignment).notebook
-        ran = execution.run(config, engine, submission, notebook_name)
-        if ran.problem:
-            log.warning("submission %s: %s\n%s", submission.id, ran.problem, ran.log[-4000:])
-        grade = scoring.score(config, submission, notebook_name, ran)
-        gradebook.record(config, submission, notebook_name, grade)
-        store.finish_job(job, grade)
-        gradebook.record_counting(store, config, submission, notebook_name)
+        with execution.student_lock(submission.student, submission.assignment):
+            ran = execution.run(config, engine, submission, notebook_name)
+            if ran.problem:
+                log.warning("submission %s: %s\n%s", submission.id, ran.problem, ran.log[-4000:])
+            grade = scoring.score(config, submission, notebook_name, ran)
+            gradebook.record(config, submission, notebook_name, grade)
+            store.finish_job(job, grade)
+            gradebook.record_counting(store, config, submission, notebook_name)
         log.info(
             "graded submission %s (%s/%s): %g/%g",
             submission.id,

@@ -18,7 +18,13 @@ class LocalWorkers:
     def __init__(self, store: Store, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
-        self.engine = Engine(config.course_root, config.db_url, config.notebook_timeout_s, config.memory_limit_bytes)
+        self.engine = Engine(
+            config.course_root,
+            config.db_url,
+            config.notebook_timeout_s,
+            config.memory_limit_bytes,
+            config.resident_limit_bytes,
+        )
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []

@@ -11,6 +11,7 @@ import re
 
 import nbformat
 
+from .. import mending
 from ..engine.preprocessor import ENGINE_ERRORS
 from .config import ServiceConfig
 from .models import Execution, Grade, Submission, TestResult
@@ -18,10 +19,9 @@ from .models import Execution, Grade, Submission, TestResult
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def messages(execution: Execution) -> dict[str, str]:
-    if execution.notebook is None:
+def messages(nb: nbformat.NotebookNode | None) -> dict[str, str]:
+    if nb is None:
         return {}
-    nb = nbformat.read(execution.notebook, as_version=4)  # type: ignore[no-untyped-call]
     found: dict[str, str] = {}
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -42,7 +42,9 @@ def messages(execution: Execution) -> dict[str, str]:
 def score(config: ServiceConfig, submission: Submission, notebook_name: str, execution: Execution) -> Grade:
     from nbgrader.api import Gradebook, MissingEntry
 
-    texts = messages(execution)
+    nb = None if execution.notebook is None else nbformat.read(execution.notebook, as_version=4)  # type: ignore[no-untyped-call]
+    texts = messages(nb)
+    notes = mending.read_notes(nb) if nb is not None else []
     tests: list[TestResult] = []
     late_penalty = 0.0
     with Gradebook(config.db_url) as gradebook:
@@ -68,5 +70,5 @@ def score(config: ServiceConfig, submission: Submission, notebook_name: str, exe
         max_score=sum(t.max_points for t in tests),
         late_penalty=min(late_penalty, total),
         tests=tuple(tests),
-        problem=execution.problem,
+        problem="\n".join([execution.problem, *notes]).strip(),
     )

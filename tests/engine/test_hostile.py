@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ ROOT = os.geteuid() == 0
 # What only the separate user per kernel stops (the sandbox needs root for it).
 NEEDS_OWN_USER = {"signals-the-grader", "fork-bomb", "background-process-escapes"}
 HELPER = "helper-after-mean-square-loss"  # the id of the cell each machine fixture inserts
+# Lower limits than the course's, so the SIGINT-ignoring loop and the memory bomb are stopped sooner.
+LIMITS = "c.Execute.timeout = 8\nc.GraderService.resident_limit_bytes = 1024**3\n"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Burst:
 def burst(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Burst]:
     root = course.copy_course(tmp_path_factory.mktemp("hostile") / "course")
     course.generate_releases(root, [A])
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(f"\n{LIMITS}\n")
     for fixture in hostile.FIXTURES:
         if fixture.name in NEEDS_OWN_USER and not ROOT:
             continue
@@ -130,3 +135,21 @@ def test_no_process_of_a_kernel_outlives_the_batch(burst: Burst) -> None:
     while _kernel_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _kernel_processes() == []
+
+
+def test_a_dead_kernel_is_named_with_the_cell_it_died_in(burst: Burst) -> None:
+    for name in ("os-exit", "kill-9-self", "segfault"):
+        message = burst.cells[name]["test_cubic_slope"].message
+        assert re.search(r"died in cell \d+ \(after `test_loss_and_grad_fresh_leaf`\); this cell did not run", message)
+    stuck = burst.cells["ignores-sigint-loop"]["test_cubic_slope"].message
+    assert re.search(r"Cell \d+ \(after `test_loss_and_grad_fresh_leaf`\) ran past the 8 s limit", stuck)
+
+
+def test_the_memory_bomb_is_stopped_at_the_resident_limit(burst: Burst) -> None:
+    message = burst.cells["memory-bomb"]["test_mse_value"].message
+    assert "died in this cell (it used more than 1 GiB of memory and was stopped)" in message
+
+
+def test_a_flood_of_output_is_cut_short_in_the_notebook(burst: Burst) -> None:
+    flood = burst.helper_output("output-flood")
+    assert flood.startswith("spam 0") and len(flood) < 200_000

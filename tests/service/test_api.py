@@ -11,6 +11,7 @@ import pytest
 
 from grader import course
 from tests.fixtures.build import fixtures
+from tests.fixtures.spec import Fixture
 from tests.graded import Graded
 
 from .conftest import Server, fixture_bytes, submit
@@ -126,6 +127,12 @@ def _missing_answer_cell() -> bytes:
     return json.dumps(nb).encode()
 
 
+def _number_as_source() -> bytes:
+    nb = json.loads(fixture_bytes("ps1_tensors", "correct"))
+    nb["cells"][3]["source"] = 42
+    return json.dumps(nb).encode()
+
+
 def _r_kernel() -> bytes:
     nb = json.loads(fixture_bytes("ps1_tensors", "correct"))
     nb["metadata"]["kernelspec"] = {"name": "ir", "display_name": "R", "language": "R"}
@@ -138,7 +145,8 @@ BAD_INPUT = [
     ("json-not-notebook", "ps1_tensors", b'{"hello": "world"}', 422, "not a Jupyter notebook"),
     ("nbformat-3", "ps1_tensors", _nbformat3(), 422, "nbformat 3"),
     ("other-assignment", "ps1_tensors", _other_assignment(), 422, "another assignment"),
-    ("missing-answer-cell", "ps1_tensors", _missing_answer_cell(), 422, "lacks answer cell(s) linear"),
+    ("deeply-nested", "ps1_tensors", b"[" * 100_000 + b"]" * 100_000, 422, "not valid JSON"),
+    ("number-as-source", "ps1_tensors", _number_as_source(), 422, "not valid nbformat 4"),
     ("other-language", "ps1_tensors", _r_kernel(), 422, "kernel language is 'R'"),
     ("unknown-assignment", "ps9_nothing", fixture_bytes("ps1_tensors", "correct"), 404, "unknown assignment"),
     ("too-large", "ps1_tensors", b" " * (6 * 1024 * 1024), 413, "limit is"),
@@ -158,6 +166,42 @@ def test_bad_input_gets_a_clear_error_and_stores_nothing(
     assert len(server.store.submissions(student="svc-bad-input")) == before
     folder = server.root / "service-data" / "submissions" / "svc-bad-input"
     assert not folder.exists() or not any(folder.rglob("*.ipynb"))
+
+
+def test_a_200_mb_notebook_is_refused_before_it_is_read(server: Server) -> None:
+    token = server.token("svc-huge")
+    with server.client(token) as client:
+        response = submit(client, "ps1_tensors", b'{"cells": [], "x": "' + b"a" * (200 * 1024**2) + b'"}')
+    assert response.status_code == 413 and "limit is 5.2 MB" in response.json()["error"]
+    assert server.store.submissions(student="svc-huge") == []
+
+
+def test_a_missing_answer_cell_is_named_at_once_and_the_rest_graded(server: Server) -> None:
+    token = server.token("svc-missing-answer")
+    with server.client(token) as client:
+        response = submit(client, "ps1_tensors", _missing_answer_cell())
+    assert response.status_code == 202, response.text
+    (warning,) = response.json()["warnings"]
+    assert warning.startswith("The answer cell `linear` (`linear`) was not found in your notebook")
+    body = server.wait_graded(token, response.json()["id"])
+    assert "The answer cell `linear` (`linear`) was not found" in body["reason"]
+    failed = {t["name"] for t in body["tests"] if not t["passed"]}
+    assert failed and all(name.startswith("test_linear") for name in failed), failed
+    assert all("NotImplementedError" in t["message"] for t in body["tests"] if not t["passed"])
+
+
+MANGLED = [(a, f) for a in course.assignments() for f in fixtures(a) if f.notes]
+
+
+@pytest.mark.parametrize(("assignment", "fixture"), MANGLED, ids=[f"{a}/{f.name}" for a, f in MANGLED])
+def test_mangled_notebook_feedback_names_each_cell_that_was_mended(
+    service_results: dict,
+    assignment: str,
+    fixture: Fixture,  # type: ignore[type-arg]
+) -> None:
+    body = service_results[(assignment, fixture.name)]
+    for note in fixture.notes:
+        assert note in body["reason"], f"{note!r} not in {body['reason']!r}"
 
 
 def test_form_without_file_or_assignment(server: Server) -> None:

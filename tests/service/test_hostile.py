@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 from grader import course
+from tests.engine.test_hostile import LIMITS
 from tests.fixtures import hostile
 from tests.fixtures.build import hostile_folder
 
@@ -79,7 +80,7 @@ def _plant(root: os.PathLike[str]) -> None:
     nbformat.write(nb, source)
     (root / "source" / A / "notes.txt").write_text(CANARIES["source file"])
     with (root / "nbgrader_config.py").open("a") as config:
-        config.write(f"\n{QUICK}\n# {CANARIES['configuration']}\n")
+        config.write(f"\n{QUICK}\n{LIMITS}\n# {CANARIES['configuration']}\n")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,330 @@
+"""Mending: match a submission's cells to the release's, so that one mangled cell never sinks a notebook.
+
+Every week some student's notebook arrives mangled by accident: an answer cell split in two, a
+cell retyped to markdown, cells dragged out of order, a stale copy of an older release, an
+editor that dropped the nbgrader metadata or the cell ids.  ``mend`` matches each submitted
+cell to a cell of the release:
+
+1. by its nbgrader ``grade_id``;
+2. by its cell ``id``;
+3. by its content: a test or read-only cell by its exact text, an answer cell by the name of the
+   function or class it defines (the release's answer cells all start with one).
+
+Matched cells get the release's nbgrader metadata back (a student cannot edit points, flags or
+ids); cells carrying an id the release does not know lose theirs and run as ordinary code;
+graded cells go back into the release's order, each followed by the cells the student added
+after it; answer and test cells that cannot be found are put back from the release (an empty
+answer, or the test, which then runs on the student's code).  Each of these gets one sentence
+for the student naming the cell.
+
+``MendCells`` runs it first in ``Autograde.sanitize_preprocessors`` (``nbgrader_config.py``), so
+stock ``nbgrader autograde`` and the engine grade the same mended notebook; its sentences go
+into a markdown cell at the top of the autograded notebook, which the service shows with the
+feedback.  Intake runs ``mend`` on upload, to refuse a notebook with no cell of the assignment
+and to warn the student at once.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+# The keys of a cell's nbgrader metadata that decide how it is graded; the release's always win.
+GRADING_KEYS = ("grade", "solution", "locked", "points", "grade_id", "task")
+NOTES_KEY = "grader_notes"  # cell metadata key of the markdown cell holding the notes
+NOTES_HEADING = "**Notes from the grader on how this notebook was matched to the assignment**"
+DEFINES = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ReleaseCell:
+    """A cell of the release that carries nbgrader metadata."""
+
+    index: int
+    grade_id: str
+    cell_id: str | None
+    cell_type: str
+    source: str
+    nbgrader: dict[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def graded(self) -> bool:
+        return bool(self.nbgrader.get("grade")) or bool(self.nbgrader.get("solution"))
+
+    @property
+    def defines(self) -> str | None:
+        """The function or class an answer cell is about (its first definition)."""
+        if not self.nbgrader.get("solution"):
+            return None
+        found = DEFINES.search(self.source)
+        return found.group(1) if found else None
+
+    @property
+    def label(self) -> str:
+        if self.nbgrader.get("solution"):
+            about = f" (`{self.defines}`)" if self.defines else ""
+            return f"answer cell `{self.grade_id}`{about}"
+        if self.nbgrader.get("grade") and self.cell_type == "code":
+            return f"test cell `{self.grade_id}`"
+        return f"read-only cell `{self.grade_id}`"
+
+
+@dataclass(frozen=True)
+class Mended:
+    """What ``mend`` did: how many cells it matched, and one sentence per change for the student."""
+
+    matched: int  # answer and test cells of the release found in the submission
+    notes: tuple[str, ...]
+
+
+def release_cells(release: NotebookNode) -> list[ReleaseCell]:
+    cells = []
+    for index, cell in enumerate(release.cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if isinstance(meta, dict) and meta.get("grade_id"):
+            cells.append(ReleaseCell(index, meta["grade_id"], cell.get("id"), cell.cell_type, cell.source, dict(meta)))
+    return cells
+
+
+_release_cache: dict[tuple[str, int, int], list[ReleaseCell]] = {}
+
+
+def read_release(path: Path) -> list[ReleaseCell]:
+    """The release notebook's nbgrader cells, cached while the file is unchanged."""
+    stat = os.stat(path)
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _release_cache:
+        _release_cache.clear()
+        _release_cache[key] = release_cells(nbformat.read(path, as_version=4))  # type: ignore[no-untyped-call]
+    return _release_cache[key]
+
+
+def release_path(root: Path, assignment: str, notebook: str, release_directory: str = "release") -> Path:
+    return root / release_directory / assignment / f"{notebook}.ipynb"
+
+
+def _normal(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def _grade_id(cell: NotebookNode) -> str | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    if not isinstance(meta, dict):
+        return None
+    grade_id = meta.get("grade_id")
+    return grade_id if isinstance(grade_id, str) and grade_id else None
+
+
+def _position(index: int) -> str:
+    return f"cell {index + 1}"
+
+
+def _content_matches(cell: NotebookNode, wanted: ReleaseCell) -> bool:
+    source = cell.get("source", "")
+    if not isinstance(source, str):
+        return False
+    if wanted.nbgrader.get("solution"):
+        name = wanted.defines
+        return name is not None and name in DEFINES.findall(source)
+    return _normal(source) == _normal(wanted.source)
+
+
+def _fitting(cell: NotebookNode, nb: NotebookNode) -> NotebookNode:
+    """``cell`` as ``nb``'s nbformat version allows: no cell id before 4.5."""
+    if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+        cell.pop("id", None)
+    return cell
+
+
+def _new_cell(wanted: ReleaseCell, comment: str) -> NotebookNode:
+    if wanted.cell_type == "code":
+        cell = nbformat.v4.new_code_cell(f"# {comment}\n{wanted.source}")  # type: ignore[no-untyped-call]
+    else:
+        cell = nbformat.v4.new_markdown_cell(f"*{comment}*\n\n{wanted.source}")  # type: ignore[no-untyped-call]
+    cell.metadata["nbgrader"] = copy.deepcopy(wanted.nbgrader)
+    return cell  # type: ignore[no-any-return]
+
+
+def mend(nb: NotebookNode, release: Sequence[ReleaseCell]) -> Mended:
+    """Match ``nb``'s cells to ``release`` and repair ``nb`` in place; see the module's docstring."""
+    by_grade_id = {r.grade_id: r for r in release}
+    by_cell_id = {r.cell_id: r for r in release if r.cell_id}
+    cells = nb.cells
+    matched: list[ReleaseCell | None] = [None] * len(cells)
+    notes: list[str] = []
+    stale: list[tuple[int, str]] = []
+
+    for i, cell in enumerate(cells):  # 1. by grade id
+        grade_id = _grade_id(cell)
+        if grade_id is None:
+            continue
+        if grade_id in by_grade_id:
+            matched[i] = by_grade_id[grade_id]
+        else:
+            stale.append((i, grade_id))
+    claimed = {r.grade_id for r in matched if r is not None}
+    how: dict[int, str] = {}
+    for i, cell in enumerate(cells):  # 2. by cell id
+        wanted = by_cell_id.get(cell.get("id"))
+        if matched[i] is None and wanted is not None and wanted.grade_id not in claimed:
+            matched[i], how[i] = wanted, "its cell id"
+            claimed.add(wanted.grade_id)
+    for wanted in release:  # 3. by content
+        if wanted.grade_id in claimed:
+            continue
+        for i, cell in enumerate(cells):
+            if matched[i] is None and _content_matches(cell, wanted):
+                matched[i], how[i] = wanted, ("the name it defines" if wanted.defines else "its text")
+                claimed.add(wanted.grade_id)
+                break
+
+    for i, grade_id in stale:
+        if matched[i] is None:
+            notes.append(
+                f"{_position(i).capitalize()} carries the nbgrader id `{grade_id}`, which this assignment does not "
+                "have (a copy of an older release, or edited metadata): it ran as an ordinary cell."
+            )
+        cells[i].metadata.pop("nbgrader", None)
+
+    seen: dict[str, int] = {}
+    relabelled: dict[str, list[tuple[int, ReleaseCell]]] = {}
+    for i, (cell, wanted) in enumerate(zip(cells, matched, strict=True)):
+        if wanted is None:
+            continue
+        seen[wanted.grade_id] = seen.get(wanted.grade_id, 0) + 1
+        if i in how and wanted.graded:
+            relabelled.setdefault(how[i], []).append((i, wanted))
+        old = cell.metadata.get("nbgrader", {})
+        if i not in how and wanted.graded and any(old.get(k) != wanted.nbgrader.get(k) for k in GRADING_KEYS):
+            notes.append(f"The nbgrader metadata of the {wanted.label} had been edited; the release's was put back.")
+        cell.metadata["nbgrader"] = copy.deepcopy(wanted.nbgrader)
+        if cell.cell_type != wanted.cell_type and wanted.graded:
+            notes.append(
+                f"The {wanted.label} had been changed to a {cell.cell_type} cell; it was graded as a "
+                f"{wanted.cell_type} cell."
+            )
+    for by, cells_by in relabelled.items():
+        notes.append(_relabelled(by, cells_by))
+    for grade_id, count in seen.items():
+        wanted = by_grade_id[grade_id]
+        if count > 1 and wanted.nbgrader.get("solution"):
+            notes.append(f"The {wanted.label} appears in {count} cells (split or copied): all of them run, in order.")
+        elif count > 1 and wanted.graded:
+            notes.append(
+                f"The {wanted.label} appears in {count} cells (split or copied): the last one is replaced by the "
+                "instructor's test and graded, the others run as ordinary cells."
+            )
+
+    found = sum(1 for r in release if r.graded and r.grade_id in claimed)
+    _restore_order(nb, matched, notes)
+    _put_back_missing(nb, matched, release, claimed, notes)
+    return Mended(found, tuple(notes))
+
+
+def _relabelled(by: str, found: list[tuple[int, ReleaseCell]]) -> str:
+    if len(found) == 1:
+        i, wanted = found[0]
+        return (
+            f"{_position(i).capitalize()} had lost its nbgrader metadata; it was matched to the {wanted.label} by {by}."
+        )
+    pairs = ", ".join(f"{_position(i)} is the {wanted.label}" for i, wanted in found)
+    return (
+        f"{len(found)} cells had lost their nbgrader metadata (an editor that drops it?); each was matched to the "
+        f"assignment's by {by}: {pairs}."
+    )
+
+
+def _restore_order(nb: NotebookNode, matched: list[ReleaseCell | None], notes: list[str]) -> None:
+    """Graded cells back in the release's order, each with the cells that follow it (stable)."""
+    keys: list[int] = []
+    current = -1
+    first_late: tuple[ReleaseCell, ReleaseCell] | None = None
+    highest: ReleaseCell | None = None
+    for wanted in matched:
+        if wanted is not None:
+            if highest is not None and wanted.index < highest.index and first_late is None:
+                first_late = (wanted, highest)
+            if highest is None or wanted.index > highest.index:
+                highest = wanted
+            current = wanted.index
+        keys.append(current)
+    if first_late is None:
+        return
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    nb.cells = [nb.cells[i] for i in order]
+    matched[:] = [matched[i] for i in order]
+    late, before = first_late
+    notes.append(
+        f"Your cells were not in the assignment's order (the {late.label} came after the {before.label}); "
+        "they were run in the assignment's order, each followed by the cells you added after it."
+    )
+
+
+def _put_back_missing(
+    nb: NotebookNode,
+    matched: list[ReleaseCell | None],
+    release: Sequence[ReleaseCell],
+    claimed: set[str],
+    notes: list[str],
+) -> None:
+    for wanted in release:
+        if wanted.grade_id in claimed or not wanted.graded:
+            continue
+        at = next((i for i, m in enumerate(matched) if m is not None and m.index > wanted.index), len(matched))
+        if wanted.nbgrader.get("solution"):
+            comment = "This answer cell was missing from your submission; the release's empty version was put back."
+            notes.append(
+                f"The {wanted.label} was not found in your notebook (deleted, or its metadata lost and its "
+                "definition renamed): the release's empty version was put back, so its tests score 0."
+            )
+        else:
+            comment = "This test cell was missing from your submission; it was put back and run."
+            notes.append(f"The {wanted.label} was missing from your notebook: it was put back and run on your code.")
+        nb.cells.insert(at, _fitting(_new_cell(wanted, comment), nb))
+        matched.insert(at, wanted)
+
+
+def notes_cell(notes: Sequence[str]) -> NotebookNode:
+    text = "\n".join([NOTES_HEADING, ""] + [f"- {n}" for n in notes])
+    cell = nbformat.v4.new_markdown_cell(text)  # type: ignore[no-untyped-call]
+    cell.metadata[NOTES_KEY] = list(notes)
+    return cell  # type: ignore[no-any-return]
+
+
+def read_notes(nb: NotebookNode) -> list[str]:
+    """The notes ``MendCells`` left in an autograded notebook."""
+    for cell in nb.cells[:1]:
+        found = cell.get("metadata", {}).get(NOTES_KEY)
+        if isinstance(found, list):
+            return [str(n) for n in found]
+    return []
+
+
+class MendCells(NbGraderPreprocessor):  # type: ignore[misc]
+    """``mend`` against the assignment's release notebook, with the notes in a cell at the top."""
+
+    def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        from nbgrader.coursedir import CourseDirectory
+
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(parent=self)
+        path = release_path(Path(coursedir.root), info["assignment"], info["notebook"], coursedir.release_directory)
+        if not path.is_file():
+            self.log.warning("No release notebook %s: cells are matched by nbgrader metadata only", path)
+            return nb, resources
+        nb.cells = [c for c in nb.cells if NOTES_KEY not in c.get("metadata", {})]  # never trust a student's notes
+        mended = mend(nb, read_release(path))
+        for note in mended.notes:
+            self.log.warning("%s", note)
+        if mended.notes:
+            nb.cells.insert(0, _fitting(notes_cell(mended.notes), nb))
+        return nb, resources
