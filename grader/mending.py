@@ -212,6 +212,10 @@ def mend(nb: NotebookNode, release: Sequence[ReleaseCell]) -> Mended:
                 f"The {wanted.label} had been changed to a {cell.cell_type} cell; it was graded as a "
                 f"{wanted.cell_type} cell."
             )
+    last = {r.grade_id: i for i, r in enumerate(matched) if r is not None}
+    for i, wanted in enumerate(matched):  # a split or copied cell: only its last copy keeps the metadata
+        if wanted is not None and last[wanted.grade_id] != i:
+            cells[i].metadata.pop("nbgrader", None)
     for by, cells_by in relabelled.items():
         notes.append(_relabelled(by, cells_by))
     for grade_id, count in seen.items():

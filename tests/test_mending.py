@@ -107,3 +107,16 @@ def test_a_students_own_notes_cell_is_thrown_away(tmp_path) -> None:  # type: ig
     graded = nbformat.read(root / "autograded" / "forger" / A / f"{A}.ipynb", as_version=4)
     assert mending.read_notes(graded) == []
     assert all("Everything was fine" not in c.source for c in graded.cells)
+
+
+def test_a_split_cell_really_crashes_stock_nbgrader_and_only_mend_cells_saves_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """JupyterLab's Split Cell copies the nbgrader metadata; nbgrader 0.9 alone then fails the notebook."""
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [A])
+    config = (root / "nbgrader_config.py").read_text()
+    assert '    "grader.mending.MendCells",\n' in config
+    (root / "nbgrader_config.py").write_text(config.replace('    "grader.mending.MendCells",\n', ""))
+    course.place_submission(root, "splitter", A, SUBMISSIONS / A / "answer-cell-split.ipynb")
+    with pytest.raises(Exception, match="KeyError: 'grade_id'"):
+        course.autograde(root, A, "splitter")
+    assert not (root / "autograded" / "splitter" / A).exists()

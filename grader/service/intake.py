@@ -26,12 +26,10 @@ from .store import Store, now
 
 @dataclass(frozen=True)
 class AssignmentCells:
-    """The graded structure of one assignment, as the gradebook knows it."""
+    """One assignment as the gradebook knows it: its name and its (one) notebook's name."""
 
     name: str
     notebook: str
-    solution_cells: frozenset[str]
-    test_cells: frozenset[str]
 
 
 def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
@@ -45,13 +43,7 @@ def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
             raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}") from None
         if not found.notebooks:
             raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
-        notebook = found.notebooks[0]
-        return AssignmentCells(
-            name=assignment,
-            notebook=notebook.name,
-            solution_cells=frozenset(c.name for c in notebook.solution_cells),
-            test_cells=frozenset(c.name for c in notebook.grade_cells if c.cell_type == "code"),
-        )
+        return AssignmentCells(name=assignment, notebook=found.notebooks[0].name)
 
 
 def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:
