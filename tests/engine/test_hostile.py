@@ -153,3 +153,10 @@ def test_the_memory_bomb_is_stopped_at_the_resident_limit(burst: Burst) -> None:
 def test_a_flood_of_output_is_cut_short_in_the_notebook(burst: Burst) -> None:
     flood = burst.helper_output("output-flood")
     assert flood.startswith("spam 0") and len(flood) < 200_000
+
+
+def test_nothing_is_written_where_results_are_collected(burst: Burst) -> None:
+    output = burst.helper_output("writes-where-results-are-collected")
+    assert "gradebook.db" in output and "WROTE" not in output, output
+    assert b"FORGED" not in (burst.root / "gradebook.db").read_bytes()
+    assert not list(burst.root.parent.rglob("FORGED.txt"))
