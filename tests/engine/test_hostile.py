@@ -7,6 +7,7 @@ honest submission; the sandbox's effects are read from the autograded notebooks.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import time
@@ -19,7 +20,7 @@ import pytest
 
 from grader import course
 from grader.engine import batch, sandbox
-from tests.fixtures import hostile
+from tests.fixtures import canaries, hostile
 from tests.fixtures.build import hostile_folder
 from tests.fixtures.grading import CellResult, results
 from tests.fixtures.spec import SUBMISSIONS
@@ -47,15 +48,21 @@ class Burst:
 @pytest.fixture(scope="module")
 def burst(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Burst]:
     root = course.copy_course(tmp_path_factory.mktemp("hostile") / "course")
+    canaries.plant(root, LIMITS)
     course.generate_releases(root, [A])
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(f"\n{LIMITS}\n")
     for fixture in hostile.FIXTURES:
         if fixture.name in NEEDS_OWN_USER and not ROOT:
             continue
         course.place_submission(root, fixture.name, A, hostile_folder() / f"{fixture.name}.ipynb")
     course.place_submission(root, "honest", A, SUBMISSIONS / A / "correct.ipynb")
-    outcome = batch.run(root, A, jobs=4, out=io.StringIO())
+    for student, data in (("canary-owner", canaries.other_student_notebook()), ("thief", canaries.thief_notebook())):
+        (root / "submitted" / student / A).mkdir(parents=True)
+        (root / "submitted" / student / A / f"{A}.ipynb").write_bytes(data)
+    os.environ[canaries.ENVIRONMENT_VARIABLE] = canaries.CANARIES["environment"]
+    try:
+        outcome = batch.run(root, A, jobs=4, out=io.StringIO())
+    finally:
+        os.environ.pop(canaries.ENVIRONMENT_VARIABLE, None)
     assert outcome.failed == ()
     yield Burst(root, results(root, A))
 
@@ -160,3 +167,13 @@ def test_nothing_is_written_where_results_are_collected(burst: Burst) -> None:
     assert "gradebook.db" in output and "WROTE" not in output, output
     assert b"FORGED" not in (burst.root / "gradebook.db").read_bytes()
     assert not list(burst.root.parent.rglob("FORGED.txt"))
+
+
+def test_no_canary_reaches_any_students_output(burst: Burst) -> None:
+    """The thief read all it could (files under the course, environments, history, frames); nothing private."""
+    outputs = {}
+    for notebook in (burst.root / "autograded").glob(f"*/{A}/{A}.ipynb"):
+        nb = nbformat.read(notebook, as_version=4)
+        outputs[notebook.parts[-3]] = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "zygote cmdline" in outputs["thief"] and "ValueError" in outputs["thief"]  # the thief did run
+    assert {student: canaries.leaked(text) for student, text in outputs.items() if canaries.leaked(text)} == {}
