@@ -15,10 +15,11 @@ adaptations, none of which changes what nbgrader computes or writes:
   reused; the instance is validated exactly as before (same validator class,
   same ``best_match`` error).
 - The gradebook connection (a cache): every ``Gradebook(url)`` creates an
-  engine, inspects the database and runs ``create_all`` (several queries),
-  then disposes of it, about ten times per notebook.  Here one engine per URL
-  is kept for the process and the schema is created the first time only; the
-  sessions, queries and commits are nbgrader's own.  (A gradebook file
+  engine, inspects the database, runs ``create_all`` (several queries) and
+  makes sure the course row exists (a query and a commit), then disposes of
+  it, about ten times per notebook.  Here one engine per URL is kept for the
+  process, and the schema and the course row are made the first time only;
+  the sessions, queries and commits are nbgrader's own.  (A gradebook file
   deleted and re-created under the same URL needs a new process.)
 
 The two caches removed three quarters of the time nbgrader spent outside the kernel.
@@ -68,6 +69,7 @@ def _fast_gradebook() -> None:
 
     engines: dict[str, Any] = {}
     ready: set[str] = set()
+    courses: set[tuple[str, str]] = set()  # (url, course id) known to have its course row
     original_init = api.Gradebook.__init__
 
     def __init__(self: Any, db_url: str, course_id: str = "default_course", authenticator: Any = None) -> None:
@@ -88,7 +90,9 @@ def _fast_gradebook() -> None:
                         self.db.execute(text(f"INSERT INTO alembic_version (version_num) VALUES ('{version}');"))
                         self.db.commit()
                     ready.add(db_url)
-        self.check_course(course_id=course_id)
+        if (db_url, course_id) not in courses:
+            self.check_course(course_id=course_id)
+            courses.add((db_url, course_id))
         self.course_id = course_id
         self.authenticator = authenticator
 

@@ -203,6 +203,8 @@ class Kernel:
         self.sandbox_off: list[str] = []
         self.resident_limit = 0  # bytes of resident memory the kernel may use; 0 for no limit
         self.over_memory = False
+        self._selector = selectors.DefaultSelector()  # one per kernel: every cell waits on it
+        self._selector.register(sock, selectors.EVENT_READ)
 
     @classmethod
     def connect(
@@ -233,9 +235,7 @@ class Kernel:
         return kernel
 
     def _readable(self, timeout: float | None) -> bool:
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.sock, selectors.EVENT_READ)
-            return bool(selector.select(timeout))
+        return bool(self._selector.select(timeout))
 
     def _reply(self, expected_id: int) -> dict[str, Any]:
         self.sock.settimeout(60)  # a reply that has started arriving arrives whole
@@ -338,6 +338,7 @@ class Kernel:
                 kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        self._selector.close()
         self.sock.close()
 
     def close(self) -> None:
