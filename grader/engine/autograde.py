@@ -35,7 +35,10 @@ EXECUTE_STEPS = (
     "grader.isolation.PrivateExecute",
 )
 FORK_EXECUTE = "grader.engine.preprocessor.ForkExecute"
-CHECK_METADATA = ("nbgrader.preprocessors.CheckCellMetadata", "nbgrader.preprocessors.checkcellmetadata.CheckCellMetadata")
+CHECK_METADATA = (
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.checkcellmetadata.CheckCellMetadata",
+)
 
 
 class AutogradeFailed(Exception):

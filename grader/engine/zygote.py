@@ -131,8 +131,9 @@ def huge_pages() -> int:
         last = end & ~(HUGE_PAGE - 1)
         if last - first < HUGE_PAGE:
             continue
-        if libc.madvise(first, last - first, MADV_HUGEPAGE) == 0 and libc.madvise(first, last - first, MADV_COLLAPSE) == 0:
-            done += (last - first) // 1024**2
+        size = last - first
+        if libc.madvise(first, size, MADV_HUGEPAGE) == 0 and libc.madvise(first, size, MADV_COLLAPSE) == 0:
+            done += size // 1024**2
     return done
 
 
