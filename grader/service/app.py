@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
-from . import auth, exchange_api, export, feedback, intake
+from . import auth, exchange_api, export, feedback, intake, pages
 from .config import ServiceConfig
 from .errors import GraderError, NotFound, StudentError, TooLarge
 from .queue import LocalWorkers
@@ -193,6 +193,8 @@ async def openapi(request: Request) -> Response:
 
 
 async def error_response(request: Request, error: Exception) -> Response:
+    if not request.url.path.startswith(("/api/", "/openapi")):
+        return await pages.error_page(request, error)
     status = getattr(error, "status", 400)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": str(error)}, status_code=status, headers=headers)
@@ -220,6 +222,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
         Route("/api/admin/grades.csv", grades_csv, methods=["GET"]),
         Route("/api/admin/regrade", regrade, methods=["POST"]),
         *exchange_api.routes,
+        *pages.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={GraderError: error_response})

@@ -1,4 +1,4 @@
-"""Export: the course-wide grade table for staff, and nbgrader's own CSV."""
+"""Export: the course-wide grade table, nbgrader's own CSV, a Canvas gradebook import and Gradescope results."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from .config import ServiceConfig
+from .errors import NotFound
 from .intake import received_at_utc
+from .models import Submission, TestResult
 from .store import Store
 
 
@@ -58,3 +60,94 @@ def nbgrader_csv(config: ServiceConfig) -> str:
         with Gradebook(config.db_url) as gradebook:
             plugin.export(gradebook)
         return target.read_text()
+
+
+# --- for other systems -----------------------------------------------------------------------------
+
+
+def canvas_csv(store: Store, config: ServiceConfig) -> str:
+    """A Canvas gradebook import: one row per student, one column per assignment (final scores).
+
+    Canvas matches students on ``SIS User ID`` (here the course's student id) when ``ID`` is empty;
+    a column without a Canvas id becomes a new assignment, with its points from ``Points Possible``.
+    """
+    import csv
+    import io
+
+    from nbgrader.api import Gradebook as NbGradebook
+    from nbgrader.api import Student
+
+    from . import stats
+
+    book = stats.gradebook(store, config)
+    with NbGradebook(config.db_url) as gradebook:
+        names = {s.id: (s.last_name or "", s.first_name or "") for s in gradebook.db.query(Student)}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + [a.name for a in book.assignments])
+    writer.writerow(["Points Possible", "", "", "", ""] + [f"{a.max_score:g}" for a in book.assignments])
+    for student in book.students:
+        last, first = names.get(student, ("", ""))
+        display = f"{last}, {first}" if last or first else student
+        finals = [book.entries[(student, a.name)].final for a in book.assignments]
+        writer.writerow([display, "", student, student, ""] + ["" if f is None else f"{f:g}" for f in finals])
+    return out.getvalue()
+
+
+GRADESCOPE_VISIBILITY = {"immediate": "visible", "after_deadline": "after_due_date", "score_only": "hidden"}
+
+
+def gradescope_results(config: ServiceConfig, submission: Submission, tests: tuple[TestResult, ...]) -> dict[str, Any]:
+    """One graded submission in Gradescope's autograder ``results.json`` format.
+
+    ``score`` is the final score (after the late penalty); each test cell is a test with its
+    points, status and message; visibility follows the assignment's feedback policy.
+    """
+    if submission.status != "graded":
+        raise NotFound(f"submission {submission.id} is {submission.status}, not graded")
+    penalty = submission.late_penalty or 0.0
+    visibility = GRADESCOPE_VISIBILITY[config.policy(submission.assignment)]
+    lines = [f"Raw score {submission.score or 0.0:g} of {submission.max_score or 0.0:g}."]
+    if penalty:
+        lines.append(f"Late penalty: -{penalty:g}.")
+    if submission.reason:
+        lines.append(submission.reason)
+    return {
+        "score": (submission.score or 0.0) - penalty,
+        "output": "\n".join(lines),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": test.name,
+                "number": str(number),
+                "score": test.points,
+                "max_score": test.max_points,
+                "status": "passed" if test.passed else "failed",
+                "output": test.message,
+                "visibility": visibility,
+            }
+            for number, test in enumerate(tests, start=1)
+        ],
+    }
+
+
+def gradescope_zip(store: Store, config: ServiceConfig, assignment: str) -> bytes:
+    """``<student>/results.json`` for the counting attempt of every student of ``assignment``."""
+    import io
+    import json
+    import zipfile
+
+    from . import stats
+
+    book = stats.gradebook(store, config)
+    if assignment not in {a.name for a in book.assignments}:
+        raise NotFound(f"no assignment {assignment!r}")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for student in book.students:
+            chosen = book.entries[(student, assignment)].counting
+            if chosen is not None:
+                body = gradescope_results(config, chosen, store.results(chosen.id))
+                archive.writestr(f"{student}/results.json", json.dumps(body, indent=2))
+    return buffer.getvalue()

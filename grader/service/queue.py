@@ -28,6 +28,7 @@ class LocalWorkers:
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.current: dict[str, int] = {}  # worker name -> the submission it is grading
 
     def start(self) -> None:
         """Warm the engine (a few seconds: its zygote imports torch), then start claiming jobs."""
@@ -48,11 +49,28 @@ class LocalWorkers:
             thread.join(timeout)
         self.engine.close()
 
+    def health(self) -> list[tuple[str, str]]:
+        """Each worker thread and the engine's zygote, in words, for the queue page."""
+        rows = [("zygote (warm kernel template)", "running" if self.engine.zygote.alive() else "not running")]
+        for thread in self.threads:
+            if not thread.is_alive():
+                rows.append((thread.name, "stopped"))
+            elif thread.name in self.current:
+                rows.append((thread.name, f"grading submission {self.current[thread.name]}"))
+            else:
+                rows.append((thread.name, "idle"))
+        return rows
+
     def _loop(self) -> None:
+        name = threading.current_thread().name
         while not self.stopping.is_set():
             job = self.store.claim_job()
             if job is None:
                 self.wake.wait(timeout=1.0)
                 self.wake.clear()
                 continue
-            grade_job(self.store, self.config, self.engine, job)
+            self.current[name] = job.submission_id
+            try:
+                grade_job(self.store, self.config, self.engine, job)
+            finally:
+                self.current.pop(name, None)

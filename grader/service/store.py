@@ -239,6 +239,53 @@ class Store:
         with self.engine.connect() as conn:
             return [_submission(row) for row in conn.execute(query)]
 
+    def results_of(self, assignment: str) -> dict[int, tuple[TestResult, ...]]:
+        """Every graded attempt's per-test results for one assignment, in one query."""
+        query = sa.select(submissions.c.id, submissions.c.results).where(
+            submissions.c.assignment == assignment, submissions.c.results.isnot(None)
+        )
+        with self.engine.connect() as conn:
+            return {
+                row.id: tuple(TestResult(**item) for item in json.loads(row.results or "[]"))
+                for row in conn.execute(query)
+            }
+
+    def failed_jobs(self, limit: int = 50) -> list[tuple[int, int, str, str, dt.datetime | None]]:
+        """The latest failed jobs: (job id, submission id, "student / assignment", error, finished at)."""
+        query = (
+            sa.select(
+                jobs.c.id,
+                jobs.c.submission_id,
+                submissions.c.student,
+                submissions.c.assignment,
+                jobs.c.error,
+                jobs.c.finished_at,
+            )
+            .join(submissions, submissions.c.id == jobs.c.submission_id)
+            .where(jobs.c.status == "failed")
+            .order_by(jobs.c.id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [
+                (r.id, r.submission_id, f"{r.student} / {r.assignment}", r.error or "", r.finished_at)
+                for r in conn.execute(query)
+            ]
+
+    def latencies_since(self, since: dt.datetime) -> list[float]:
+        """Seconds from upload to recorded grade of every submission graded since ``since``."""
+        query = sa.select(submissions.c.received_at, submissions.c.graded_at).where(
+            submissions.c.graded_at.isnot(None), submissions.c.graded_at >= since
+        )
+        with self.engine.connect() as conn:
+            return [(r.graded_at - r.received_at).total_seconds() for r in conn.execute(query)]
+
+    def oldest_queued(self) -> dt.datetime | None:
+        query = sa.select(sa.func.min(jobs.c.enqueued_at)).where(jobs.c.status == "queued")
+        with self.engine.connect() as conn:
+            value = conn.execute(query).scalar()
+        return value if isinstance(value, dt.datetime) or value is None else None
+
     def queue_counts(self) -> dict[str, int]:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(jobs.c.status, sa.func.count()).group_by(jobs.c.status))

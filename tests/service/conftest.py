@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import socket
@@ -136,3 +137,43 @@ QUICK = "c.Execute.timeout = 10\nc.GraderService.notebook_timeout_s = 90\nc.Grad
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from running_server(tmp_path_factory.mktemp("service"), QUICK)
+
+
+A = "ps2_autograd"
+
+
+def seed(server: Server) -> dict[str, str]:
+    """ps2 was due a day and an hour ago; alice and bob have a two-day extension, carol has none.
+
+    alice: correct; bob: grad-not-zeroed, then sum-instead-of-mean; carol: grad-not-zeroed, late.
+    """
+    from grader.service import config, deadlines
+
+    tokens = {name: server.token(name) for name in ("alice", "bob", "carol")}
+    tokens["ta"] = server.token("ta-tess", "ta")
+    settings = config.load(server.root)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(settings.db_url) as gradebook:
+        gradebook.update_or_create_assignment(A, duedate=dt.datetime.utcnow() - dt.timedelta(days=1, hours=1))
+    for student in ("alice", "bob"):
+        deadlines.grant_extension(settings, A, student, hours=48)
+    plan = [
+        ("alice", "correct"),
+        ("bob", "grad-not-zeroed"),
+        ("bob", "sum-instead-of-mean"),
+        ("carol", "grad-not-zeroed"),
+    ]
+    for student, fixture in plan:
+        with server.client(tokens[student]) as client:
+            response = submit(client, A, fixture_bytes(A, fixture))
+        assert response.status_code == 202, response.text
+        server.wait_graded(tokens[student], response.json()["id"])
+    return tokens
+
+
+@pytest.fixture(scope="session")
+def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    """A service of its own with known data for the dashboard tests (pages over HTTP and in a browser)."""
+    for server in running_server(tmp_path_factory.mktemp("dashboard"), QUICK):
+        yield server, seed(server)

@@ -1,0 +1,242 @@
+"""HTML edge: the dashboard for staff and the students' own page. Parse, call one function, render.
+
+Server-rendered (Jinja2 templates in ``templates/``, charts in ``charts``): no JavaScript is
+needed to use any page. Staff pages need a TA or admin session; a student sees only ``/me``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from . import charts, export, feedback, intake, sessions, stats
+from .config import ServiceConfig
+from .errors import GraderError, NotFound, StudentError
+from .store import Store
+
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+templates.env.globals["charts"] = charts
+templates.env.filters["when"] = lambda value: "" if value is None else f"{value:%Y-%m-%d %H:%M} UTC"
+templates.env.filters["pts"] = lambda value: "–" if value is None else f"{value:g}"
+templates.env.filters["pct"] = lambda value: f"{100 * value:.0f}%"
+
+GRADEBOOK_SORTS = ("student", "total")
+
+
+def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    user = context.pop("user", None)
+    token = sessions.token(request)
+    context.update(user=user, csrf=sessions.csrf_value(token) if token else "")
+    return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+async def login_form(request: Request) -> Response:
+    return _render(request, "login.html", next=sessions.safe_next(request.query_params.get("next")), error="")
+
+
+async def login(request: Request) -> Response:
+    form = await request.form()
+    token = str(form.get("token", "")).strip()
+    target = sessions.safe_next(str(form.get("next", "")))
+    store: Store = request.app.state.store
+    user = store.user_for_token(token) if token else None
+    if user is None:
+        error = "That token is not valid (or was revoked). Paste the whole token your TA gave you."
+        return _render(request, "login.html", status=401, next=target, error=error)
+    if target == "/":
+        target = "/admin" if user.is_staff else "/me"
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(sessions.COOKIE, token, max_age=sessions.MAX_AGE_S, httponly=True, samesite="strict", path="/")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(sessions.COOKIE, path="/")
+    return response
+
+
+async def home(request: Request) -> Response:
+    user = sessions.user(request)
+    return RedirectResponse("/admin" if user.is_staff else "/me", status_code=303)
+
+
+async def gradebook(request: Request) -> Response:
+    user = sessions.staff(request)
+    config: ServiceConfig = request.app.state.config
+    book = stats.gradebook(request.app.state.store, config)
+    query = request.query_params.get("q", "").strip()
+    sort = request.query_params.get("sort", "student")
+    descending = request.query_params.get("dir", "asc") == "desc"
+    assignment_names = [a.name for a in book.assignments]
+    if sort not in GRADEBOOK_SORTS and sort not in assignment_names:
+        sort = "student"
+    students = [s for s in book.students if query.lower() in s.lower()]
+
+    def key(student: str) -> Any:
+        if sort == "student":
+            return student
+        if sort == "total":
+            return (book.total(student), student)
+        final = book.entries[(student, sort)].final
+        return (final if final is not None else -1.0, student)
+
+    students.sort(key=key, reverse=descending)
+    return _render(
+        request, "gradebook.html", user=user, book=book, students=students, q=query, sort=sort, descending=descending
+    )
+
+
+async def assignment_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    name = request.path_params["name"]
+    report = stats.assignment_report(request.app.state.store, request.app.state.config, name)
+    if report is None:
+        raise NotFound(f"no assignment {name!r}")
+    bins = stats.histogram(report.finals, report.info.max_score)
+    arrivals = stats.over_time(report.received, report.info.due)
+    names = [t.name for t in report.tests]
+    rates = [round(100 * t.pass_rate) for t in report.tests]
+    return _render(
+        request,
+        "assignment.html",
+        user=user,
+        report=report,
+        bins=bins,
+        arrivals=arrivals,
+        test_names=names,
+        test_rates=rates,
+    )
+
+
+async def student_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    student = request.path_params["student"]
+    return _render(request, "student.html", user=user, **_history(request, student, staff=True))
+
+
+def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:
+    store: Store = request.app.state.store
+    config: ServiceConfig = request.app.state.config
+    assignments, _, extensions = stats.course(config)
+    infos = {a.name: a for a in assignments}
+    attempts = []
+    for submission in reversed(store.submissions(student=student)):
+        view = feedback.view(config, submission, store.results(submission.id), staff=staff)
+        info = infos.get(submission.assignment)
+        late = info is not None and stats.is_late(submission, info, extensions.get((student, submission.assignment)))
+        attempts.append({"submission": submission, "view": view, "late": late})
+    return {"student": student, "attempts": attempts, "assignments": assignments}
+
+
+async def queue_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    report = stats.queue_report(request.app.state.store)
+    workers = request.app.state.workers
+    return _render(request, "queue.html", user=user, report=report, health=workers.health())
+
+
+async def me(request: Request) -> Response:
+    user = sessions.user(request)
+    context = _history(request, user.id, staff=False)
+    message = request.query_params.get("submitted")
+    return _render(request, "me.html", user=user, notice=message, error="", warnings=[], **context)
+
+
+async def me_submit(request: Request) -> Response:
+    user = sessions.user(request)
+    config: ServiceConfig = request.app.state.config
+    try:
+        form = await request.form(max_files=1, max_fields=8, max_part_size=config.max_upload_bytes + 1)
+    except Exception as error:
+        raise StudentError(f"could not read the upload: {error}") from None
+    sessions.check_csrf(request, form.get("csrf"))
+    assignment, upload = form.get("assignment"), form.get("file")
+    try:
+        if not isinstance(assignment, str) or not assignment:
+            raise StudentError("choose the assignment you are submitting")
+        if upload is None or isinstance(upload, str) or not upload.filename:
+            raise StudentError("choose your notebook file (.ipynb) to upload")
+        data = await upload.read(config.max_upload_bytes + 1)
+        confirm = str(form.get("confirm_late", "")) == "true"
+        accepted = intake.accept(request.app.state.store, config, user.id, assignment, data, confirm)
+    except GraderError as error:
+        context = _history(request, user.id, staff=False)
+        status = getattr(error, "status", 400)
+        return _render(request, "me.html", status, user=user, notice=None, error=str(error), warnings=[], **context)
+    request.app.state.workers.notify()
+    context = _history(request, user.id, staff=False)
+    notice = f"Submission {accepted.id} of {assignment} received; it is being graded. Reload to see the result."
+    return _render(
+        request, "me.html", 202, user=user, notice=notice, error="", warnings=list(accepted.warnings), **context
+    )
+
+
+# --- downloads -------------------------------------------------------------------------------------
+
+
+async def download_nbgrader_csv(request: Request) -> Response:
+    sessions.staff(request)
+    return _attachment(export.nbgrader_csv(request.app.state.config), "grades.csv", "text/csv")
+
+
+async def download_canvas_csv(request: Request) -> Response:
+    sessions.staff(request)
+    body = export.canvas_csv(request.app.state.store, request.app.state.config)
+    return _attachment(body, "canvas-gradebook.csv", "text/csv")
+
+
+async def download_gradescope_zip(request: Request) -> Response:
+    sessions.staff(request)
+    name = request.path_params["name"]
+    body = export.gradescope_zip(request.app.state.store, request.app.state.config, name)
+    return _attachment(body, f"{name}-gradescope-results.zip", "application/zip")
+
+
+async def download_results_json(request: Request) -> Response:
+    sessions.staff(request)
+    store: Store = request.app.state.store
+    submission = store.submission(request.path_params["submission_id"])
+    if submission is None:
+        raise NotFound("no such submission")
+    body = export.gradescope_results(request.app.state.config, submission, store.results(submission.id))
+    return _attachment(json.dumps(body, indent=2), f"results-{submission.id}.json", "application/json")
+
+
+def _attachment(body: str | bytes, filename: str, media_type: str) -> Response:
+    return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+async def error_page(request: Request, error: Exception) -> Response:
+    """Errors on a page: sign-in redirects, and a page that says what went wrong."""
+    if isinstance(error, sessions.SignInNeeded):
+        return RedirectResponse(sessions.login_url(error.next_url), status_code=303)
+    status = getattr(error, "status", 400)
+    user = None
+    if sessions.token(request):
+        user = request.app.state.store.user_for_token(sessions.token(request))
+    return _render(request, "error.html", status=status, user=user, message=str(error), status_code=status)
+
+
+routes = [
+    Route("/", home, methods=["GET"]),
+    Route("/login", login_form, methods=["GET"]),
+    Route("/login", login, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+    Route("/admin", gradebook, methods=["GET"]),
+    Route("/admin/assignments/{name}", assignment_page, methods=["GET"]),
+    Route("/admin/students/{student}", student_page, methods=["GET"]),
+    Route("/admin/queue", queue_page, methods=["GET"]),
+    Route("/admin/export/grades.csv", download_nbgrader_csv, methods=["GET"]),
+    Route("/admin/export/canvas.csv", download_canvas_csv, methods=["GET"]),
+    Route("/admin/export/{name}/gradescope.zip", download_gradescope_zip, methods=["GET"]),
+    Route("/admin/submissions/{submission_id:int}/results.json", download_results_json, methods=["GET"]),
+    Route("/me", me, methods=["GET"]),
+    Route("/me", me_submit, methods=["POST"]),
+]

@@ -1,0 +1,294 @@
+"""What the dashboard shows, computed from the recorded submissions: the gradebook, item analysis, the queue.
+
+Plain functions over ``Store`` rows (a few queries per page, whatever the class size) returning
+frozen records; the pages only lay them out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..checks import misconceptions as catalogue
+from .config import ServiceConfig
+from .models import Submission, TestResult
+from .store import Store, now
+
+LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
+
+
+@dataclass(frozen=True)
+class AssignmentInfo:
+    name: str
+    max_score: float
+    due: dt.datetime | None  # naive UTC
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student's standing in one assignment."""
+
+    student: str
+    assignment: str
+    max_score: float
+    attempts: int
+    last_submission: dt.datetime | None
+    counting: Submission | None  # the graded attempt that counts, if any
+    late: bool  # the counting attempt came in after the (extended) due date
+
+    @property
+    def raw(self) -> float | None:
+        return None if self.counting is None else float(self.counting.score or 0.0)
+
+    @property
+    def penalty(self) -> float | None:
+        return None if self.counting is None else float(self.counting.late_penalty or 0.0)
+
+    @property
+    def final(self) -> float | None:
+        return None if self.counting is None else float(self.counting.score or 0.0) - (self.penalty or 0.0)
+
+
+@dataclass(frozen=True)
+class Gradebook:
+    assignments: tuple[AssignmentInfo, ...]
+    students: tuple[str, ...]
+    entries: dict[tuple[str, str], Entry]
+
+    def total(self, student: str) -> float:
+        return sum(self.entries[(student, a.name)].final or 0.0 for a in self.assignments)
+
+    @property
+    def max_total(self) -> float:
+        return sum(a.max_score for a in self.assignments)
+
+    def average(self, assignment: str) -> float | None:
+        """Mean final score over the students with a graded attempt."""
+        finals = [e.final for (_, a), e in self.entries.items() if a == assignment and e.final is not None]
+        return sum(finals) / len(finals) if finals else None
+
+    def average_total(self) -> float | None:
+        return sum(self.total(s) for s in self.students) / len(self.students) if self.students else None
+
+
+def course(
+    config: ServiceConfig,
+) -> tuple[tuple[AssignmentInfo, ...], tuple[str, ...], dict[tuple[str, str], dt.timedelta]]:
+    """Assignments (with due dates), students and extensions, from nbgrader's gradebook."""
+    from nbgrader.api import Assignment, Gradebook, Student, SubmittedAssignment
+
+    with Gradebook(config.db_url) as gradebook:
+        session = gradebook.db
+        assignments = tuple(
+            AssignmentInfo(a.name, float(a.max_score or 0.0), a.duedate)
+            for a in session.query(Assignment).order_by(Assignment.name)
+        )
+        students = tuple(s.id for s in session.query(Student).order_by(Student.id))
+        extensions = {
+            (student, name): extension
+            for student, name, extension in session.query(
+                SubmittedAssignment.student_id, Assignment.name, SubmittedAssignment.extension
+            )
+            .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+            .filter(SubmittedAssignment.extension.isnot(None))
+        }
+    return assignments, students, extensions
+
+
+def counting(attempts: list[Submission], rule: str) -> Submission | None:
+    """The attempt whose grade counts (``GraderService.counting``): the latest graded one, or the best."""
+    graded = [s for s in attempts if s.status == "graded"]
+    if not graded:
+        return None
+    if rule == "best":
+        return max(graded, key=lambda s: ((s.score or 0.0) - (s.late_penalty or 0.0), s.received_at))
+    return max(graded, key=lambda s: s.received_at)
+
+
+def is_late(submission: Submission, info: AssignmentInfo, extension: dt.timedelta | None) -> bool:
+    if info.due is None:
+        return False
+    return submission.received_at > info.due + (extension or dt.timedelta(0))
+
+
+def gradebook(store: Store, config: ServiceConfig) -> Gradebook:
+    """Every student x assignment, from one read of the submissions and one of nbgrader's gradebook."""
+    assignments, roster, extensions = course(config)
+    by_pair: dict[tuple[str, str], list[Submission]] = {}
+    for submission in store.submissions():
+        by_pair.setdefault((submission.student, submission.assignment), []).append(submission)
+    students = tuple(sorted(set(roster) | {student for student, _ in by_pair}))
+    entries = {}
+    for info in assignments:
+        for student in students:
+            attempts = by_pair.get((student, info.name), [])
+            chosen = counting(attempts, config.counting)
+            entries[(student, info.name)] = Entry(
+                student=student,
+                assignment=info.name,
+                max_score=info.max_score,
+                attempts=len(attempts),
+                last_submission=attempts[-1].received_at if attempts else None,
+                counting=chosen,
+                late=chosen is not None and is_late(chosen, info, extensions.get((student, info.name))),
+            )
+    return Gradebook(assignments, students, entries)
+
+
+# --- one assignment: item analysis ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestStat:
+    name: str
+    max_points: float
+    graded: int  # counting attempts that ran this test
+    passed: int
+    mean_points: float
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.graded if self.graded else 0.0
+
+
+@dataclass(frozen=True)
+class MisconceptionStat:
+    code: str
+    explanation: str
+    students: int  # whose counting attempt showed it
+    attempts: int  # every attempt that showed it
+    share: float  # students / students with a graded attempt
+
+
+@dataclass(frozen=True)
+class AssignmentReport:
+    info: AssignmentInfo
+    graded_students: int
+    finals: tuple[float, ...]
+    tests: tuple[TestStat, ...]
+    misconceptions: tuple[MisconceptionStat, ...]
+    received: tuple[dt.datetime, ...]  # every attempt's arrival
+    late: tuple[Submission, ...]  # late attempts, newest first
+
+
+def causes(tests: tuple[TestResult, ...]) -> set[str]:
+    """The misconception codes the checks named in these test results."""
+    return {code for t in tests if not t.passed for code in LIKELY_CAUSE.findall(t.message)}
+
+
+def explanations() -> dict[str, str]:
+    return {
+        value.code: value.explanation
+        for value in vars(catalogue).values()
+        if isinstance(value, catalogue.Misconception)
+    }
+
+
+def assignment_report(store: Store, config: ServiceConfig, name: str) -> AssignmentReport | None:
+    assignments, _, extensions = course(config)
+    info = next((a for a in assignments if a.name == name), None)
+    if info is None:
+        return None
+    attempts = store.submissions(assignment=name)
+    results = store.results_of(name)
+    by_student: dict[str, list[Submission]] = {}
+    for submission in attempts:
+        by_student.setdefault(submission.student, []).append(submission)
+    chosen = [c for c in (counting(own, config.counting) for own in by_student.values()) if c is not None]
+    per_test: dict[str, list[TestResult]] = {}
+    for submission in chosen:
+        for test in results.get(submission.id, ()):
+            per_test.setdefault(test.name, []).append(test)
+    tests = tuple(
+        TestStat(
+            name=test_name,
+            max_points=max(t.max_points for t in runs),
+            graded=len(runs),
+            passed=sum(1 for t in runs if t.passed),
+            mean_points=sum(t.points for t in runs) / len(runs),
+        )
+        for test_name, runs in per_test.items()
+    )
+    student_counts = Counter(code for s in chosen for code in causes(results.get(s.id, ())))
+    attempt_counts = Counter(code for s in attempts for code in causes(results.get(s.id, ())))
+    known = explanations()
+    found = tuple(
+        sorted(
+            (
+                MisconceptionStat(
+                    code=code,
+                    explanation=known.get(code, ""),
+                    students=student_counts.get(code, 0),
+                    attempts=count,
+                    share=student_counts.get(code, 0) / len(chosen) if chosen else 0.0,
+                )
+                for code, count in attempt_counts.items()
+            ),
+            key=lambda m: (-m.students, -m.attempts, m.code),
+        )
+    )
+    late = tuple(s for s in reversed(attempts) if is_late(s, info, extensions.get((s.student, name))))
+    return AssignmentReport(
+        info=info,
+        graded_students=len(chosen),
+        finals=tuple((c.score or 0.0) - (c.late_penalty or 0.0) for c in chosen),
+        tests=tests,
+        misconceptions=found,
+        received=tuple(s.received_at for s in attempts),
+        late=late,
+    )
+
+
+def histogram(values: tuple[float, ...], maximum: float, bins: int = 10) -> list[tuple[str, int]]:
+    """Counts of ``values`` in ``bins`` equal ranges of 0..maximum (the last one closed), with labels."""
+    if maximum <= 0:
+        return [("0", len(values))]
+    width = maximum / bins
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, max(0, int(value / width)))] += 1
+    return [(f"{i * width:g}–{(i + 1) * width:g}", counts[i]) for i in range(bins)]
+
+
+def over_time(
+    times: tuple[dt.datetime, ...], deadline: dt.datetime | None = None, buckets: int = 24
+) -> list[tuple[dt.datetime, int]]:
+    """Arrivals counted in ``buckets`` equal spans covering every arrival and the deadline."""
+    if not times:
+        return []
+    ends = list(times) + ([deadline] if deadline is not None else [])
+    first, last = min(ends), max(ends)
+    span = max((last - first).total_seconds(), 1.0) / buckets
+    counts = [0] * buckets
+    for when in times:
+        counts[min(buckets - 1, int((when - first).total_seconds() / span))] += 1
+    return [(first + dt.timedelta(seconds=i * span), counts[i]) for i in range(buckets)]
+
+
+# --- the queue ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueReport:
+    counts: dict[str, int]
+    failed: tuple[tuple[int, int, str, str, dt.datetime | None], ...]  # job, submission, student/assignment, error
+    latencies: tuple[float, ...]  # upload to recorded grade, seconds, graded in the last hour
+    oldest_queued: dt.datetime | None
+
+    def percentile(self, q: float) -> float | None:
+        if not self.latencies:
+            return None
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def queue_report(store: Store) -> QueueReport:
+    since = now() - dt.timedelta(hours=1)
+    return QueueReport(
+        counts=store.queue_counts(),
+        failed=tuple(store.failed_jobs(limit=50)),
+        latencies=tuple(store.latencies_since(since)),
+        oldest_queued=store.oldest_queued(),
+    )

@@ -1,0 +1,171 @@
+"""The dashboard and the students' page, over HTTP against a real service with known data.
+
+A course of its own (so every figure is known): four ps2 submissions by three students, graded by
+the real engine, one of them late. The browser tests (``test_browser.py``) drive the same pages.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from grader.service.sessions import COOKIE
+
+from .conftest import A, Server, fixture_bytes
+
+
+def browser(server: Server, token: str | None) -> httpx.Client:
+    """A client that behaves like a signed-in browser: the session cookie, no bearer header."""
+    client = httpx.Client(base_url=server.url, timeout=30, follow_redirects=False)
+    if token:
+        client.cookies.set(COOKIE, token)
+    return client
+
+
+def cells(html: str, row_label: str) -> list[str]:
+    """The text of the data cells after the header cell ``row_label`` in its table row."""
+    header = rf'<th scope="row">(?:<a [^>]*>)?{re.escape(row_label)}(?:</a>)?</th>'
+    row = re.search(rf"{header}(.*?)</tr>", html, re.S)
+    assert row, f"no row {row_label!r}"
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+
+
+def test_pages_need_a_session_and_staff_pages_need_staff(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    with browser(server, None) as anonymous:
+        response = anonymous.get("/admin/assignments/ps2_autograd")
+        assert response.status_code == 303
+        assert response.headers["location"] == "/login?next=/admin/assignments/ps2_autograd"
+        refused = anonymous.post("/login", data={"token": "not-a-token", "next": "/admin"})
+        assert refused.status_code == 401
+        assert "That token is not valid" in refused.text
+    with browser(server, tokens["bob"]) as student:
+        for page in (
+            "/admin",
+            "/admin/queue",
+            "/admin/students/alice",
+            "/admin/assignments/ps2_autograd",
+            "/admin/export/canvas.csv",
+            "/admin/export/ps2_autograd/gradescope.zip",
+        ):
+            response = student.get(page)
+            assert response.status_code == 403, page
+            assert "this page is for course staff" in response.text
+        assert student.get("/").headers["location"] == "/me"
+
+
+def test_login_sets_a_strict_http_only_cookie_and_goes_back_where_it_was_asked(
+    dashboard: tuple[Server, dict[str, str]],
+) -> None:
+    server, tokens = dashboard
+    with browser(server, None) as client:
+        response = client.post("/login", data={"token": tokens["ta"], "next": "/admin/queue"})
+        assert response.status_code == 303 and response.headers["location"] == "/admin/queue"
+        cookie = response.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        # never to another site
+        elsewhere = client.post("/login", data={"token": tokens["ta"], "next": "//evil.example/x"})
+        assert elsewhere.headers["location"] == "/admin"
+
+
+def test_gradebook_shows_scores_penalties_attempts_and_averages(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    book = server.store.submissions(assignment=A)
+    latest = {s.student: s for s in book}
+    with browser(server, tokens["ta"]) as client:
+        html = client.get("/admin").text
+    for student in ("alice", "bob", "carol"):
+        row = cells(html, student)
+        chosen = latest[student]
+        columns = ["ps1_tensors", "ps2_autograd", "ps3_regression"]
+        raw, penalty, final, attempts, last = row[5 * columns.index(A) : 5 * columns.index(A) + 5]
+        assert float(raw) == chosen.score
+        assert float(penalty) == (chosen.late_penalty or 0.0)
+        assert float(final) == pytest.approx((chosen.score or 0) - (chosen.late_penalty or 0))
+        assert int(attempts) == sum(1 for s in book if s.student == student)
+        assert ("(late)" in last) == (student == "carol")
+    assert (latest["carol"].late_penalty or 0) > 0
+    averages = cells(html, "Class average")
+    finals = [(s.score or 0) - (s.late_penalty or 0) for s in latest.values()]
+    assert float(averages[5 + 2]) == pytest.approx(sum(finals) / 3, abs=0.005)
+
+
+def test_gradebook_filters_and_sorts(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    with browser(server, tokens["ta"]) as client:
+        filtered = client.get("/admin", params={"q": "BO"}).text
+        assert "1 of" in filtered and ">bob<" in filtered and ">alice<" not in filtered
+        ordered = client.get("/admin", params={"sort": "total", "dir": "desc"}).text
+    rows = re.findall(r'<th scope="row"><a href="/admin/students/([^"]+)">', ordered)
+    totals = {s: float(cells(ordered, s)[-1]) for s in rows}
+    assert rows == sorted(rows, key=lambda s: (totals[s], s), reverse=True)
+    assert rows[0] == "alice"
+
+
+def test_assignment_page_counts_misconceptions_tests_and_late_work(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    with browser(server, tokens["ta"]) as client:
+        html = client.get(f"/admin/assignments/{A}").text
+    # counting attempts: alice correct, bob sum-instead-of-mean, carol grad-not-zeroed; bob's first try too
+    assert cells(html, "<code>grad-not-zeroed</code>")[:3] == ["1", "33%", "2"]
+    assert cells(html, "<code>sum-instead-of-mean</code>")[:3] == ["1", "33%", "1"]
+    assert "3 students graded · 4 submissions" in html
+    assert re.search(r"Late submissions \(1\)", html) and "carol" in html.split("Late submissions")[1]
+    assert cells(html, "<code>test_gradient_of_repeat</code>")[:2] == ["2 / 3", "67%"]  # carol failed it
+    assert html.count('<svg class="chart"') == 3 and "<title>Final scores of ps2_autograd" in html
+    assert ">deadline</text>" in html  # carol came in after it, the others before
+
+
+def test_student_history_and_exports(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    with browser(server, tokens["ta"]) as client:
+        history = client.get("/admin/students/bob").text
+        nbgrader_csv = client.get("/admin/export/grades.csv")
+        canvas = client.get("/admin/export/canvas.csv")
+        archive = client.get(f"/admin/export/{A}/gradescope.zip")
+        bob_ids = [s.id for s in server.store.submissions(student="bob")]
+        one = client.get(f"/admin/submissions/{bob_ids[0]}/results.json")
+    assert history.count("<section") == 2 and "Likely cause [grad-not-zeroed]" in history
+    assert "attachment" in nbgrader_csv.headers["content-disposition"]
+    assert nbgrader_csv.text.splitlines()[0].startswith("assignment,duedate,timestamp,student_id")
+    rows = list(csv.reader(io.StringIO(canvas.text)))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert rows[1][0] == "Points Possible"
+    column = rows[0].index(A)
+    carol = next(r for r in rows if r[2] == "carol")
+    latest = server.store.submissions(student="carol")[-1]
+    assert float(carol[column]) == pytest.approx((latest.score or 0) - (latest.late_penalty or 0))
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as zipped:
+        assert sorted(zipped.namelist()) == ["alice/results.json", "bob/results.json", "carol/results.json"]
+        alice = json.loads(zipped.read("alice/results.json"))
+    assert alice["score"] == server.store.submissions(student="alice")[-1].score
+    assert all(t["status"] == "passed" and t["visibility"] == "visible" for t in alice["tests"])
+    first = one.json()
+    assert any(t["status"] == "failed" and "grad-not-zeroed" in t["output"] for t in first["tests"])
+
+
+def test_students_see_only_their_own_work_and_can_submit_from_the_page(
+    dashboard: tuple[Server, dict[str, str]], tmp_path: Path
+) -> None:
+    server, tokens = dashboard
+    with browser(server, tokens["alice"]) as client:
+        page = client.get("/me").text
+        assert "submission" in page and "bob" not in page and "carol" not in page
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        assert csrf
+        files = {"file": ("mine.ipynb", fixture_bytes(A, "correct"))}
+        forged = client.post("/me", data={"assignment": A, "csrf": "0" * 64}, files=files)
+        assert forged.status_code == 400 and "did not come from this site" in forged.text
+        bad = client.post("/me", data={"assignment": A, "csrf": csrf.group(1)}, files={"file": ("x.ipynb", b"{")})
+        assert bad.status_code == 422 and "not valid JSON" in bad.text
+        before = len(server.store.submissions(student="alice"))
+        accepted = client.post("/me", data={"assignment": A, "csrf": csrf.group(1)}, files=files)
+        assert accepted.status_code == 202 and "received; it is being graded" in accepted.text
+        assert len(server.store.submissions(student="alice")) == before + 1
