@@ -114,6 +114,39 @@ def _roster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from .service import config as service_config
+    from .service import export
+    from .service.errors import GraderError
+    from .service.store import Store
+
+    settings = service_config.load()
+    try:
+        if args.format == "gradescope":
+            if not args.assignment:
+                print("grader export gradescope: name the assignment (--assignment ps1_tensors)", file=sys.stderr)
+                return 2
+            body: str | bytes = export.gradescope_zip(Store(settings.db_url), settings, args.assignment)
+        elif args.format == "canvas":
+            body = export.canvas_csv(Store(settings.db_url), settings)
+        else:
+            body = export.nbgrader_csv(settings)
+    except GraderError as error:
+        print(f"grader export: {error}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        if isinstance(body, bytes):
+            print("grader export: a zip archive needs --output FILE", file=sys.stderr)
+            return 2
+        sys.stdout.write(body)
+    else:
+        mode = "wb" if isinstance(body, bytes) else "w"
+        with open(args.output, mode) as handle:
+            handle.write(body)
+        print(f"wrote {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="The autograded PyTorch course.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -158,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     extension.add_argument("assignment")
     extension.add_argument("--hours", type=float, required=True, help="0 removes the extension")
     extension.set_defaults(func=_extension)
+    exporting = commands.add_parser(
+        "export", help="grades for other systems: nbgrader's CSV, a Canvas gradebook import, Gradescope results.json"
+    )
+    exporting.add_argument("format", choices=["nbgrader", "canvas", "gradescope"])
+    exporting.add_argument("--assignment", help="gradescope: the assignment whose results to export")
+    exporting.add_argument("--output", "-o", default="-", help="file to write (default: stdout; a zip needs a file)")
+    exporting.set_defaults(func=_export)
     return parser
 
 

@@ -169,3 +169,31 @@ def test_students_see_only_their_own_work_and_can_submit_from_the_page(
         accepted = client.post("/me", data={"assignment": A, "csrf": csrf.group(1)}, files=files)
         assert accepted.status_code == 202 and "received; it is being graded" in accepted.text
         assert len(server.store.submissions(student="alice")) == before + 1
+    server.wait_graded(tokens["alice"], server.store.submissions(student="alice")[-1].id)  # before later tests
+
+
+def test_the_command_line_exports_what_the_page_downloads(
+    dashboard: tuple[Server, dict[str, str]], tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    server, tokens = dashboard
+    grader = str(Path(sys.executable).parent / "grader")
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(server.root))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([grader, "export", *args], env=env, capture_output=True, text=True, timeout=120)
+
+    with browser(server, tokens["ta"]) as client:
+        for fmt, page in (("canvas", "/admin/export/canvas.csv"), ("nbgrader", "/admin/export/grades.csv")):
+            assert run(fmt).stdout == client.get(page).text, fmt
+        archive = client.get(f"/admin/export/{A}/gradescope.zip").content
+    target = tmp_path / "gs.zip"
+    assert run("gradescope", "--assignment", A, "-o", str(target)).returncode == 0
+    with zipfile.ZipFile(target) as ours, zipfile.ZipFile(io.BytesIO(archive)) as page:
+        assert {n: ours.read(n) for n in ours.namelist()} == {n: page.read(n) for n in page.namelist()}
+    unknown = run("gradescope", "--assignment", "ps9_nothing", "-o", str(tmp_path / "x.zip"))
+    assert unknown.returncode == 1 and "no assignment 'ps9_nothing'" in unknown.stderr
+    assert "needs --output FILE" in run("gradescope", "--assignment", A).stderr
