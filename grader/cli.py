@@ -147,6 +147,26 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _regrade(args: argparse.Namespace) -> int:
+    from .service import config as service_config
+    from .service import regrade
+    from .service.errors import GraderError
+    from .service.store import Store
+
+    settings = service_config.load()
+    store = Store(settings.db_url)
+    try:
+        if args.dry_run:
+            print(regrade.report(regrade.dry_run(store, settings, args.assignment, jobs=args.jobs)))
+        else:
+            count = regrade.apply(store, settings, args.assignment)
+            print(f"queued {count} submission(s) of {args.assignment}; the service's workers grade them")
+    except GraderError as error:
+        print(f"grader regrade: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="The autograded PyTorch course.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -198,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument("--assignment", help="gradescope: the assignment whose results to export")
     exporting.add_argument("--output", "-o", default="-", help="file to write (default: stdout; a zip needs a file)")
     exporting.set_defaults(func=_export)
+    regrading = commands.add_parser(
+        "regrade", help="regrade every student's counting attempt after the tests changed (--dry-run: diff only)"
+    )
+    regrading.add_argument("assignment")
+    regrading.add_argument("--dry-run", action="store_true", help="grade in a scratch copy and show the score diff")
+    regrading.add_argument("--jobs", type=int, help="kernels at a time for the dry run")
+    regrading.set_defaults(func=_regrade)
     return parser
 
 

@@ -10,12 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from . import charts, export, feedback, intake, sessions, stats
+from .. import course
+from . import charts, export, feedback, intake, regrade, sessions, stats
 from .config import ServiceConfig
 from .errors import GraderError, NotFound, StudentError
 from .store import Store
@@ -178,6 +180,34 @@ async def me_submit(request: Request) -> Response:
     )
 
 
+async def regrade_form(request: Request) -> Response:
+    user = sessions.staff(request)
+    name = request.path_params["name"]
+    if name not in course_assignments(request):
+        raise NotFound(f"no assignment {name!r}")
+    return _render(request, "regrade.html", user=user, assignment=name, run=None, queued=None)
+
+
+async def regrade_post(request: Request) -> Response:
+    """``action=dry-run``: grade in a scratch copy and show the diff; ``action=apply``: queue the regrade."""
+    user = sessions.staff(request)
+    name = request.path_params["name"]
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    store: Store = request.app.state.store
+    config: ServiceConfig = request.app.state.config
+    if form.get("action") == "apply":
+        queued = regrade.apply(store, config, name)
+        request.app.state.workers.notify()
+        return _render(request, "regrade.html", 202, user=user, assignment=name, run=None, queued=queued)
+    run = await run_in_threadpool(regrade.dry_run, store, config, name)
+    return _render(request, "regrade.html", user=user, assignment=name, run=run, queued=None)
+
+
+def course_assignments(request: Request) -> list[str]:
+    return course.assignments(request.app.state.config.course_root)
+
+
 # --- downloads -------------------------------------------------------------------------------------
 
 
@@ -231,6 +261,8 @@ routes = [
     Route("/logout", logout, methods=["POST"]),
     Route("/admin", gradebook, methods=["GET"]),
     Route("/admin/assignments/{name}", assignment_page, methods=["GET"]),
+    Route("/admin/assignments/{name}/regrade", regrade_form, methods=["GET"]),
+    Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"]),
     Route("/admin/students/{student}", student_page, methods=["GET"]),
     Route("/admin/queue", queue_page, methods=["GET"]),
     Route("/admin/export/grades.csv", download_nbgrader_csv, methods=["GET"]),

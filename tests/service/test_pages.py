@@ -197,3 +197,69 @@ def test_the_command_line_exports_what_the_page_downloads(
     unknown = run("gradescope", "--assignment", "ps9_nothing", "-o", str(tmp_path / "x.zip"))
     assert unknown.returncode == 1 and "no assignment 'ps9_nothing'" in unknown.stderr
     assert "needs --output FILE" in run("gradescope", "--assignment", A).stderr
+
+
+def loosen(root: Path, grade_id: str) -> str:
+    """Make one test of the course's source always pass (as an instructor fixing a too-strict test); the old text."""
+    path = root / "source" / A / f"{A}.ipynb"
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    old = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    cell["source"] = "# loosened: every solution passes\nassert True"
+    path.write_text(json.dumps(nb))
+    return old
+
+
+def restore(root: Path, grade_id: str, text: str) -> None:
+    path = root / "source" / A / f"{A}.ipynb"
+    nb = json.loads(path.read_text())
+    next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)["source"] = (
+        text
+    )
+    path.write_text(json.dumps(nb))
+
+
+def test_a_regrade_dry_run_shows_the_diff_and_writes_nothing(
+    dashboard: tuple[Server, dict[str, str]],
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    server, tokens = dashboard
+    recorded = {s.id: (s.score, server.store.results(s.id)) for s in server.store.submissions(assignment=A)}
+    jobs_before = server.store.queue_counts()
+    gradebook = (server.root / "gradebook.db").read_bytes()
+    old = loosen(server.root, "test_gradient_of_repeat")
+    try:
+        env = dict(os.environ, GRADER_COURSE_ROOT=str(server.root))
+        grader = str(Path(sys.executable).parent / "grader")
+        cli = subprocess.run([grader, "regrade", A, "--dry-run"], env=env, capture_output=True, text=True, timeout=600)
+        with browser(server, tokens["ta"]) as client:
+            form = client.get(f"/admin/assignments/{A}/regrade").text
+            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', form)
+            assert csrf and "Dry run: show the score diff" in form
+            page = client.post(f"/admin/assignments/{A}/regrade", data={"csrf": csrf.group(1), "action": "dry-run"})
+    finally:
+        restore(server.root, "test_gradient_of_repeat", old)
+    assert cli.returncode == 0, cli.stderr
+    carol = server.store.submissions(student="carol")[-1]
+    # carol's counting attempt failed that test (3 points); nobody else's score changes
+    assert "3 students, 1 would change" in cli.stdout
+    line = next(ln for ln in cli.stdout.splitlines() if ln.startswith("carol"))
+    assert line.split()[:5] == ["carol", str(carol.id), f"{carol.score:g}", f"{(carol.score or 0) + 3:g}", "+3"]
+    assert "test_gradient_of_repeat 0->3" in line
+    assert page.status_code == 200 and "1 of 3 students would change" in page.text
+    assert cells(page.text, "carol")[:4] == [str(carol.id), f"{carol.score:g}", f"{(carol.score or 0) + 3:g}", "+3"]
+    # nothing written: the service's records, its queue and nbgrader's gradebook are as they were
+    assert {s.id: (s.score, server.store.results(s.id)) for s in server.store.submissions(assignment=A)} == recorded
+    assert server.store.queue_counts() == jobs_before
+    assert (server.root / "gradebook.db").read_bytes() == gradebook
+
+    with browser(server, tokens["ta"]) as client:
+        applied = client.post(f"/admin/assignments/{A}/regrade", data={"csrf": csrf.group(1), "action": "apply"})
+    assert applied.status_code == 202 and "Queued 3 submissions" in applied.text
+    regraded = [s.id for s in server.store.submissions(assignment=A) if s.status in ("queued", "running")]
+    assert len(regraded) == 3
+    for submission_id in regraded:  # the gradebook still holds the old tests: the same scores come back
+        assert server.wait_graded(tokens["ta"], submission_id)["score"] == recorded[submission_id][0]

@@ -1,0 +1,141 @@
+"""Regrading an assignment after its tests changed: first a dry run that shows the score diff, then the real thing.
+
+The dry run grades the attempt that counts of every student again, in a scratch copy of the
+course (its configuration and ``source/``, released there into a scratch gradebook), with the
+same engine and limits as the service, and compares each test's points with what is recorded.
+Nothing of the course, its gradebook or the service's records is written. Applying queues those
+attempts for the service's workers, which grade them against the course's gradebook: run
+``grader release ASSIGNMENT`` after editing the tests, so the gradebook holds the new ones.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import course
+from . import stats
+from .config import ServiceConfig
+from .errors import NotFound
+from .models import Submission
+from .store import Store
+
+
+@dataclass(frozen=True)
+class ScoreChange:
+    """One student's attempt that counts: its recorded raw score and what the current tests give."""
+
+    student: str
+    submission_id: int
+    before: float
+    after: float | None  # None: the dry run could not grade it (see ``problem``)
+    changed_tests: tuple[tuple[str, float, float], ...]  # (test, points before, points after)
+    problem: str = ""
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.after is None else self.after - self.before
+
+
+@dataclass(frozen=True)
+class DryRun:
+    assignment: str
+    changes: tuple[ScoreChange, ...]  # every student with a graded attempt, changed or not
+    seconds: float
+
+    @property
+    def changed(self) -> tuple[ScoreChange, ...]:
+        return tuple(c for c in self.changes if c.delta != 0 or c.changed_tests)
+
+
+def counting_attempts(store: Store, config: ServiceConfig, assignment: str) -> list[Submission]:
+    by_student: dict[str, list[Submission]] = {}
+    for submission in store.submissions(assignment=assignment):
+        by_student.setdefault(submission.student, []).append(submission)
+    chosen = (stats.counting(attempts, config.counting) for attempts in by_student.values())
+    return sorted((c for c in chosen if c is not None), key=lambda s: s.student)
+
+
+def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None) -> DryRun:
+    """Grade every counting attempt of ``assignment`` with the course's current tests, writing nothing."""
+    import time
+
+    if assignment not in course.assignments(config.course_root):
+        raise NotFound(f"no assignment {assignment!r} in {config.course_root / 'source'}")
+    started = time.monotonic()
+    attempts = counting_attempts(store, config, assignment)
+    scratch = Path(tempfile.mkdtemp(prefix="grader-regrade-"))
+    try:
+        root = course.copy_course(scratch / "course", config.course_root)
+        course.generate_releases(root, [assignment])
+        for submission in attempts:
+            course.place_submission(root, submission.student, assignment, submission.path)
+        graded: dict[str, dict[str, float]] = {}
+        problem = ""
+        if attempts:
+            problem = _autograde(root, assignment, jobs)
+            for row in course.cell_scores(root, assignment):
+                graded.setdefault(row.student, {})[row.grade_id] = row.score
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    changes = []
+    for submission in attempts:
+        before = {t.name: t.points for t in store.results(submission.id)}
+        if submission.student not in graded:
+            why = problem or "not graded"
+            changes.append(ScoreChange(submission.student, submission.id, submission.score or 0.0, None, (), why))
+            continue
+        after = graded[submission.student]
+        tests = tuple(
+            (name, before.get(name, 0.0), after.get(name, 0.0))
+            for name in sorted(set(before) | set(after))
+            if before.get(name, 0.0) != after.get(name, 0.0)
+        )
+        changes.append(
+            ScoreChange(submission.student, submission.id, submission.score or 0.0, sum(after.values()), tests)
+        )
+    return DryRun(assignment, tuple(changes), time.monotonic() - started)
+
+
+def _autograde(root: Path, assignment: str, jobs: int | None) -> str:
+    """``grader autograde`` on the scratch course, in a process of its own; what went wrong, if anything.
+
+    Its own process: nbgrader's converters change the process's working directory while they
+    run, which must not happen in the service beside its own gradings (nor leave the service in
+    the scratch directory once it is removed).
+    """
+    command = [str(Path(sys.executable).parent / "grader"), "autograde", assignment, "--course", str(root)]
+    if jobs:
+        command += ["--jobs", str(jobs)]
+    done = subprocess.run(command, env=course.environment(root), capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return ""
+    return f"the dry run's grading failed (exit {done.returncode}): {(done.stdout + done.stderr)[-500:]}"
+
+
+def apply(store: Store, config: ServiceConfig, assignment: str) -> int:
+    """Queue every counting attempt of ``assignment`` for regrading; how many."""
+    attempts = counting_attempts(store, config, assignment)
+    if not attempts:
+        raise NotFound(f"no graded submissions of {assignment} to regrade")
+    return store.enqueue([s.id for s in attempts])
+
+
+def report(run: DryRun) -> str:
+    """The dry run as a plain-text table: every student whose score or test points would change."""
+    lines = [
+        f"Dry run of a regrade of {run.assignment}: {len(run.changes)} students, {len(run.changed)} would change "
+        f"({run.seconds:.1f} s). Nothing was written."
+    ]
+    if run.changed:
+        lines.append(f"{'student':<24} {'submission':>10} {'before':>8} {'after':>8} {'change':>8}  tests")
+        for c in run.changed:
+            after = "-" if c.after is None else f"{c.after:g}"
+            delta = "-" if c.delta is None else f"{c.delta:+g}"
+            tests = c.problem or ", ".join(f"{name} {b:g}->{a:g}" for name, b, a in c.changed_tests)
+            lines.append(f"{c.student:<24} {c.submission_id:>10} {c.before:>8g} {after:>8} {delta:>8}  {tests}")
+    return "\n".join(lines)
