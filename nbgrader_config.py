@@ -94,3 +94,12 @@ c.PercentPerDay.percent_per_day = 10.0
 c.PercentPerDay.grace_minutes = 15.0
 c.PercentPerDay.unit = "day"            # or "hour"
 c.PercentPerDay.max_percent = 100.0     # cap; nbgrader's own "none"/"zero": c.LateSubmissionPlugin.penalty_method
+# Set from the dashboard (Settings page; grader.late_policy.save): late_policy.json in the course root
+# overrides the four values above, for the service and for stock `nbgrader autograde` alike.
+_late_policy = os.path.join(ROOT, "late_policy.json")
+if os.path.exists(_late_policy):
+    import json
+
+    with open(_late_policy) as _f:
+        for _key, _value in json.load(_f).items():
+            setattr(c.PercentPerDay, _key, _value)

@@ -7,7 +7,10 @@ grace period, up to a cap.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
 from nbgrader.plugins import BasePlugin
 from traitlets import Enum, Float
@@ -45,3 +48,58 @@ class PercentPerDay(BasePlugin):  # type: ignore[misc]
         return percent_per_day_penalty(
             score, total_seconds_late, self.percent_per_day, self.grace_minutes, self.unit, self.max_percent
         )
+
+
+# --- set from the dashboard ------------------------------------------------------------------------
+
+POLICY_FILE = "late_policy.json"  # in the course root; nbgrader_config.py applies it after its own values
+FIELDS = ("percent_per_day", "unit", "grace_minutes", "max_percent")
+
+
+class PolicyError(ValueError):
+    """A late policy that cannot be used; the message says which value and why."""
+
+
+def validate(values: dict[str, object]) -> dict[str, float | str]:
+    """The policy's four values, checked: numbers in range, a known unit; ``PolicyError`` otherwise."""
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise PolicyError(f"unknown late-policy setting(s) {unknown}; known: {list(FIELDS)}")
+    checked: dict[str, float | str] = {}
+    for name, low, high in (
+        ("percent_per_day", 0.0, 100.0),
+        ("grace_minutes", 0.0, 7 * 24 * 60.0),
+        ("max_percent", 0.0, 100.0),
+    ):
+        raw = values.get(name)
+        try:
+            number = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise PolicyError(f"{name.replace('_', ' ')} must be a number, not {raw!r}") from None
+        if not low <= number <= high or number != number:
+            raise PolicyError(f"{name.replace('_', ' ')} must be between {low:g} and {high:g}, not {number:g}")
+        checked[name] = number
+    unit = values.get("unit")
+    if unit not in UNIT_SECONDS:
+        raise PolicyError(f"unit must be 'day' or 'hour', not {unit!r}")
+    checked["unit"] = str(unit)
+    return checked
+
+
+def current(root: Path) -> dict[str, float | str]:
+    """The policy stock nbgrader and the engine apply: ``nbgrader_config.py`` with its override file."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    plugin = PercentPerDay(config=loaded)
+    return {name: getattr(plugin, name) for name in FIELDS}
+
+
+def save(root: Path, values: dict[str, object]) -> dict[str, float | str]:
+    """Validate and write the override file atomically; a bad value changes nothing."""
+    checked = validate(values)
+    target = root / POLICY_FILE
+    partial = target.with_suffix(".part")
+    partial.write_text(json.dumps(checked, indent=2) + "\n")
+    os.replace(partial, target)
+    return checked

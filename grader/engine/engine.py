@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from traitlets.config import Config
+
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
 
@@ -31,10 +33,17 @@ class Engine:
     ) -> None:
         self.root = Path(root)
         self.zygote = Zygote(self.root)
-        self.config = load_config(
-            self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes
-        )
+        self._limits = (db_url, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes)
+        self.config = self._load()
         self._started = threading.Event()
+
+    def _load(self) -> Config:
+        db_url, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes = self._limits
+        return load_config(self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes)
+
+    def reload_config(self) -> None:
+        """Read ``nbgrader_config.py`` again (the late policy changed): gradings from now on use it."""
+        self.config = self._load()
 
     def start(self) -> Engine:
         """Launch the zygote, import nbgrader's conversion machinery meanwhile, then wait for the zygote."""

@@ -87,3 +87,33 @@ def admit(
             "on-time one and may cost a late penalty. To submit it anyway, confirm: form field confirm_late=true "
             "(grader submit --confirm-late)."
         )
+
+
+def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None) -> None:
+    """The assignment's due date in nbgrader's gradebook (naive UTC; None removes it)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from .errors import UnknownAssignment
+
+    with Gradebook(config.db_url) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+        except MissingEntry:
+            raise UnknownAssignment(f"no assignment {assignment!r} in the gradebook (run `grader release`)") from None
+        gradebook.update_or_create_assignment(assignment, duedate=due)
+
+
+def parse_due(text: str) -> dt.datetime | None:
+    """A due date typed into the settings page (``YYYY-MM-DDTHH:MM``, UTC); empty for none."""
+    from .errors import StudentError
+
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise StudentError(f"the due date {text!r} is not a date and time like 2026-12-01T17:00 (UTC)") from None
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value

@@ -16,8 +16,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from .. import course
-from . import charts, export, feedback, intake, regrade, sessions, stats
+from .. import course, late_policy
+from . import charts, deadlines, export, feedback, intake, regrade, sessions, stats
 from .config import ServiceConfig
 from .errors import GraderError, NotFound, StudentError
 from .store import Store
@@ -204,6 +204,66 @@ async def regrade_post(request: Request) -> Response:
     return _render(request, "regrade.html", user=user, assignment=name, run=run, queued=None)
 
 
+async def settings_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    return _render(request, "settings.html", user=user, **_settings(request, notice="", error=""))
+
+
+def _settings(request: Request, notice: str, error: str) -> dict[str, Any]:
+    config: ServiceConfig = request.app.state.config
+    assignments, students, extensions = stats.course(config)
+    return {
+        "assignments": assignments,
+        "students": students,
+        "extensions": sorted(extensions.items()),
+        "policy": late_policy.current(config.course_root),
+        "notice": notice,
+        "error": error,
+    }
+
+
+async def settings_post(request: Request) -> Response:
+    """One form per action: ``due`` (an assignment's due date), ``extension``, ``policy``."""
+    user = sessions.staff(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    action = form.get("action")
+    fields = {key: str(value) for key, value in form.items() if isinstance(value, str)}
+    try:
+        if action == "due":
+            due = deadlines.parse_due(fields.get("due", ""))
+            deadlines.set_due_date(config, fields.get("assignment", ""), due)
+            when = "no due date" if due is None else f"due {due:%Y-%m-%d %H:%M} UTC"
+            notice = f"{fields.get('assignment')} is now {when}."
+        elif action == "extension":
+            student, assignment = fields.get("student", "").strip(), fields.get("assignment", "")
+            try:
+                hours = float(fields.get("hours", ""))
+            except ValueError:
+                raise StudentError("the extension must be a number of hours, such as 48 (0 removes it)") from None
+            if not student:
+                raise StudentError("name the student who gets the extension")
+            if not 0 <= hours <= 24 * 365:
+                raise StudentError("the extension must be between 0 and 8760 hours")
+            deadlines.grant_extension(config, assignment, student, hours)
+            notice = f"{student} has {hours:g} extra hour(s) for {assignment}."
+        elif action == "policy":
+            values: dict[str, object] = {name: fields.get(name) for name in late_policy.FIELDS}
+            try:
+                late_policy.save(config.course_root, values)
+            except late_policy.PolicyError as error:
+                raise StudentError(str(error)) from None
+            request.app.state.workers.engine.reload_config()
+            notice = "Late policy saved; gradings from now on use it (regrade to apply it to earlier ones)."
+        else:
+            raise StudentError("unknown settings action")
+    except GraderError as error:
+        context = _settings(request, notice="", error=str(error))
+        return _render(request, "settings.html", getattr(error, "status", 400), user=user, **context)
+    return _render(request, "settings.html", user=user, **_settings(request, notice=notice, error=""))
+
+
 def course_assignments(request: Request) -> list[str]:
     return course.assignments(request.app.state.config.course_root)
 
@@ -265,6 +325,8 @@ routes = [
     Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"]),
     Route("/admin/students/{student}", student_page, methods=["GET"]),
     Route("/admin/queue", queue_page, methods=["GET"]),
+    Route("/admin/settings", settings_page, methods=["GET"]),
+    Route("/admin/settings", settings_post, methods=["POST"]),
     Route("/admin/export/grades.csv", download_nbgrader_csv, methods=["GET"]),
     Route("/admin/export/canvas.csv", download_canvas_csv, methods=["GET"]),
     Route("/admin/export/{name}/gradescope.zip", download_gradescope_zip, methods=["GET"]),

@@ -18,7 +18,7 @@ import pytest
 
 from grader.service.sessions import COOKIE
 
-from .conftest import A, Server, fixture_bytes
+from .conftest import A, Server, fixture_bytes, submit
 
 
 def browser(server: Server, token: str | None) -> httpx.Client:
@@ -263,3 +263,63 @@ def test_a_regrade_dry_run_shows_the_diff_and_writes_nothing(
     assert len(regraded) == 3
     for submission_id in regraded:  # the gradebook still holds the old tests: the same scores come back
         assert server.wait_graded(tokens["ta"], submission_id)["score"] == recorded[submission_id][0]
+
+
+def test_due_dates_extensions_and_the_late_policy_are_set_from_the_page(
+    dashboard: tuple[Server, dict[str, str]],
+) -> None:
+    from nbgrader.api import Gradebook
+
+    from grader import course, late_policy
+    from grader.late_policy import percent_per_day_penalty
+
+    server, tokens = dashboard
+    url = course.gradebook_url(server.root)
+    with browser(server, tokens["ta"]) as client:
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', client.get("/admin/settings").text)
+        assert csrf
+
+        def post(**fields: str) -> httpx.Response:
+            return client.post("/admin/settings", data={"csrf": csrf.group(1), **fields})
+
+        # due date
+        assert post(action="due", assignment="ps1_tensors", due="2026-12-24T17:00").status_code == 200
+        assert "ps1_tensors</a> (due 2026-12-24 17:00 UTC)" in client.get("/admin").text
+        refused = post(action="due", assignment="ps1_tensors", due="tomorrow")
+        assert refused.status_code == 400 and "is not a date and time like 2026-12-01T17:00" in refused.text
+        with Gradebook(url) as gradebook:
+            assert gradebook.find_assignment("ps1_tensors").duedate.isoformat() == "2026-12-24T17:00:00"
+        # extension (nbgrader's own)
+        assert post(action="extension", student="bob", assignment="ps1_tensors", hours="12").status_code == 200
+        for bad, message in (("-1", "between 0 and 8760"), ("soon", "a number of hours")):
+            response = post(action="extension", student="bob", assignment="ps1_tensors", hours=bad)
+            assert response.status_code == 400 and message in response.text
+        with Gradebook(url) as gradebook:
+            assert gradebook.find_submission("ps1_tensors", "bob").extension.total_seconds() == 12 * 3600
+        # late policy: 1% per started hour, no grace; a bad value changes nothing
+        policy = {"percent_per_day": "1", "unit": "hour", "grace_minutes": "0", "max_percent": "100"}
+        saved = post(action="policy", **policy)
+        assert saved.status_code == 200 and "Late policy saved" in saved.text
+        written = (server.root / "late_policy.json").read_text()
+        bad = post(action="policy", **{**policy, "percent_per_day": "150"})
+        assert bad.status_code == 400 and "percent per day must be between 0 and 100, not 150" in bad.text
+        assert (server.root / "late_policy.json").read_text() == written
+    # what stock nbgrader reads from nbgrader_config.py
+    assert late_policy.current(server.root) == {
+        "percent_per_day": 1.0,
+        "unit": "hour",
+        "grace_minutes": 0.0,
+        "max_percent": 100.0,
+    }
+    # and what the service's next grading applies: carol is 25 hours and more late
+    with server.client(tokens["carol"]) as api:
+        response = submit(api, A, fixture_bytes(A, "correct"))
+    graded = server.wait_graded(tokens["carol"], response.json()["id"])
+    with Gradebook(url) as gradebook:
+        due = gradebook.find_assignment(A).duedate
+    received = server.store.submission(response.json()["id"])
+    assert received is not None
+    late_s = (received.received_at - due).total_seconds()
+    expected = percent_per_day_penalty(graded["score"], late_s, 1.0, 0.0, "hour", 100.0)
+    assert graded["late_penalty"] == pytest.approx(expected) and 0 < expected < graded["score"] * 0.3
+    (server.root / "late_policy.json").unlink()
