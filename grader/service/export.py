@@ -50,7 +50,13 @@ def grade_table(store: Store, config: ServiceConfig) -> list[dict[str, Any]]:
 
 
 def nbgrader_csv(config: ServiceConfig) -> str:
-    """Exactly what ``nbgrader export`` writes (its own CsvExportPlugin)."""
+    """Exactly what ``nbgrader export`` writes: its own CsvExportPlugin, with the submissions looked up in bulk.
+
+    The plugin asks the gradebook for each student's submission of each assignment, one query
+    (and a few lazy loads) at a time: 6.6 s for 500 students x 3 assignments. Here the same
+    plugin code runs against a gradebook that answers ``find_submission`` from one query, with
+    the same objects (their scores and penalties are nbgrader's own SQL properties).
+    """
     from nbgrader.api import Gradebook
     from nbgrader.plugins import CsvExportPlugin
 
@@ -58,8 +64,34 @@ def nbgrader_csv(config: ServiceConfig) -> str:
         target = Path(tmp) / "grades.csv"
         plugin = CsvExportPlugin(to=str(target))
         with Gradebook(config.db_url) as gradebook:
-            plugin.export(gradebook)
+            plugin.export(_BulkSubmissions(gradebook))
         return target.read_text()
+
+
+class _BulkSubmissions:
+    """A Gradebook whose ``find_submission`` answers from one query made up front."""
+
+    def __init__(self, gradebook: Any) -> None:
+        from nbgrader.api import Assignment, SubmittedAssignment
+
+        self._gradebook = gradebook
+        rows = (
+            gradebook.db.query(SubmittedAssignment, Assignment.name)
+            .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+            .all()
+        )
+        self._found = {(name, submission.student_id): submission for submission, name in rows}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._gradebook, name)
+
+    def find_submission(self, assignment: str, student: str) -> Any:
+        from nbgrader.api import MissingEntry
+
+        try:
+            return self._found[(assignment, student)]
+        except KeyError:
+            raise MissingEntry() from None
 
 
 # --- for other systems -----------------------------------------------------------------------------

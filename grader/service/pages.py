@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -147,11 +148,20 @@ async def queue_page(request: Request) -> Response:
 async def me(request: Request) -> Response:
     user = sessions.user(request)
     context = _history(request, user.id, staff=False)
-    message = request.query_params.get("submitted")
-    return _render(request, "me.html", user=user, notice=message, error="", warnings=[], **context)
+    notice = None
+    shown = request.query_params.get("submitted", "")
+    submission = request.app.state.store.submission(int(shown)) if shown.isdigit() and len(shown) < 18 else None
+    if submission is not None and submission.student == user.id:
+        notice = (
+            f"Submission {submission.id} of {submission.assignment} received; it is being graded. "
+            "Reload this page to see the result."
+        )
+    warnings = request.query_params.getlist("warning") if notice else []
+    return _render(request, "me.html", user=user, notice=notice, error="", warnings=warnings, **context)
 
 
 async def me_submit(request: Request) -> Response:
+    """An upload from the page; on success, redirect (POST/redirect/GET: a reload does not submit again)."""
     user = sessions.user(request)
     config: ServiceConfig = request.app.state.config
     try:
@@ -173,11 +183,8 @@ async def me_submit(request: Request) -> Response:
         status = getattr(error, "status", 400)
         return _render(request, "me.html", status, user=user, notice=None, error=str(error), warnings=[], **context)
     request.app.state.workers.notify()
-    context = _history(request, user.id, staff=False)
-    notice = f"Submission {accepted.id} of {assignment} received; it is being graded. Reload to see the result."
-    return _render(
-        request, "me.html", 202, user=user, notice=notice, error="", warnings=list(accepted.warnings), **context
-    )
+    query = urlencode([("submitted", str(accepted.id))] + [("warning", w) for w in accepted.warnings])
+    return RedirectResponse(f"/me?{query}", status_code=303)
 
 
 async def regrade_form(request: Request) -> Response:

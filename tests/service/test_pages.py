@@ -167,7 +167,9 @@ def test_students_see_only_their_own_work_and_can_submit_from_the_page(
         assert bad.status_code == 422 and "not valid JSON" in bad.text
         before = len(server.store.submissions(student="alice"))
         accepted = client.post("/me", data={"assignment": A, "csrf": csrf.group(1)}, files=files)
-        assert accepted.status_code == 202 and "received; it is being graded" in accepted.text
+        assert accepted.status_code == 303  # POST/redirect/GET: reloading the page does not submit again
+        landing = client.get(accepted.headers["location"])
+        assert "received; it is being graded" in landing.text
         assert len(server.store.submissions(student="alice")) == before + 1
     server.wait_graded(tokens["alice"], server.store.submissions(student="alice")[-1].id)  # before later tests
 
@@ -189,6 +191,10 @@ def test_the_command_line_exports_what_the_page_downloads(
     with browser(server, tokens["ta"]) as client:
         for fmt, page in (("canvas", "/admin/export/canvas.csv"), ("nbgrader", "/admin/export/grades.csv")):
             assert run(fmt).stdout == client.get(page).text, fmt
+        from grader import course
+
+        course.nbgrader(server.root, "export", "--to", str(tmp_path / "stock.csv"))  # stock nbgrader, same gradebook
+        assert (tmp_path / "stock.csv").read_text() == client.get("/admin/export/grades.csv").text
         archive = client.get(f"/admin/export/{A}/gradescope.zip").content
     target = tmp_path / "gs.zip"
     assert run("gradescope", "--assignment", A, "-o", str(target)).returncode == 0
