@@ -52,3 +52,36 @@ def test_environment_overrides_for_tests_and_deployments(tmp_path) -> None:  # t
     env = {"GRADER_COURSE_ROOT": str(tmp_path), "GRADER_DB_URL": "postgresql://db/course", "PATH": ""}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == [str(tmp_path), "postgresql://db/course"]
+
+
+def test_the_service_reads_nbgrader_s_release_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from grader.service import config as service_config
+    from grader.service.errors import ConfigurationError
+
+    root = course.copy_course(tmp_path / "course")
+    assert service_config.load(root).release_directory == "release"
+    with (root / "nbgrader_config.py").open("a") as f:
+        f.write('\nc.CourseDirectory.release_directory = "published"\n')
+    assert service_config.load(root).release_directory == "published"
+    with pytest.raises(ConfigurationError, match="unknown GraderService setting"):
+        service_config.load(root, release_directory="elsewhere")
+
+
+def test_the_late_policy_file_overrides_the_config_for_stock_nbgrader_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from grader import late_policy
+
+    root = course.copy_course(tmp_path / "course")
+    assert late_policy.current(root)["percent_per_day"] == 10.0
+    late_policy.save(root, {"percent_per_day": "5", "unit": "hour", "grace_minutes": "0", "max_percent": "50"})
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    assert (loaded.PercentPerDay.percent_per_day, loaded.PercentPerDay.unit) == (5.0, "hour")
+    for bad, message in (
+        ({"percent_per_day": "x"}, "percent per day must be a number"),
+        ({"unit": "week"}, "unit must be 'day' or 'hour'"),
+        ({"max_percent": "-1"}, "max percent must be between 0 and 100"),
+        ({"colour": "red"}, "unknown late-policy setting"),
+    ):
+        values = {"percent_per_day": "5", "unit": "hour", "grace_minutes": "0", "max_percent": "50", **bad}
+        with pytest.raises(late_policy.PolicyError, match=message):
+            late_policy.save(root, values)
+    assert late_policy.current(root)["max_percent"] == 50.0  # unchanged by the refused ones

@@ -31,6 +31,7 @@ class ServiceConfig:
     max_submissions: int = 0
     counting: str = "latest"
     min_seconds_between_submissions: float = 0.0
+    release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
 
     @property
     def data_dir(self) -> Path:
@@ -51,12 +52,13 @@ def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
     loaded = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
     section = {key: value for key, value in loaded.get("GraderService", {}).items()}
     section.update(overrides)
-    known = set(ServiceConfig.__dataclass_fields__) - {"course_root", "db_url"}
+    known = set(ServiceConfig.__dataclass_fields__) - {"course_root", "db_url", "release_directory"}
     unknown = set(section) - known
     if unknown:
         raise ConfigurationError(f"unknown GraderService setting(s) in nbgrader_config.py: {sorted(unknown)}")
     db_url = course.gradebook_url(root)
-    config = ServiceConfig(course_root=root, db_url=db_url, **section)
+    release = str(loaded.get("CourseDirectory", {}).get("release_directory", "release"))
+    config = ServiceConfig(course_root=root, db_url=db_url, release_directory=release, **section)
     if config.workers < 1:
         raise ConfigurationError("GraderService.workers must be at least 1")
     if config.resident_limit_bytes and config.resident_limit_bytes < 1024**3:

@@ -49,21 +49,22 @@ def place(config: ServiceConfig, submission: Submission, notebook_name: str) -> 
 
 
 def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_name: str) -> Execution:
-    """Autograde one attempt; the autograded notebook is in ``autograded/`` afterwards."""
-    with student_lock(submission.student, submission.assignment):
-        place(config, submission, notebook_name)
-        autograded = config.course_root / "autograded" / submission.student / submission.assignment
-        shutil.rmtree(autograded, ignore_errors=True)
-        outcome = engine.grade(submission.assignment, submission.student)
-        log = outcome.log[-OUTPUT_LIMIT_BYTES:]
-        notebook = autograded / f"{notebook_name}.ipynb"
-        if not outcome.ok or not notebook.exists():
-            if outcome.infrastructure:
-                raise InfrastructureError(
-                    f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}"
-                )
-            return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
-        return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped))
+    """Autograde one attempt; the autograded notebook is in ``autograded/`` afterwards.
+
+    The caller holds ``student_lock`` for this student and assignment (the pipeline does, until the
+    grade is recorded).
+    """
+    place(config, submission, notebook_name)
+    autograded = config.course_root / "autograded" / submission.student / submission.assignment
+    shutil.rmtree(autograded, ignore_errors=True)
+    outcome = engine.grade(submission.assignment, submission.student)
+    log = outcome.log[-OUTPUT_LIMIT_BYTES:]
+    notebook = autograded / f"{notebook_name}.ipynb"
+    if not outcome.ok or not notebook.exists():
+        if outcome.infrastructure:
+            raise InfrastructureError(f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}")
+        return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
+    return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped))
 
 
 def _problem(config: ServiceConfig, stopped: str) -> str:

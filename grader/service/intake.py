@@ -120,7 +120,8 @@ def accept(
     """Validate, check the course's rules, store durably, and queue one submission."""
     cells = assignment_cells(config.db_url, assignment)
     nb = parse_notebook(data, config.max_upload_bytes)
-    warnings = check_cells(nb, cells, mending.release_path(config.course_root, assignment, cells.notebook))
+    release = mending.release_path(config.course_root, assignment, cells.notebook, config.release_directory)
+    warnings = check_cells(nb, cells, release)
     received = now()
     deadlines.admit(store, config, student, assignment, received, confirm_late)
     digest = hashlib.sha256(data).hexdigest()
