@@ -6,7 +6,6 @@ needed to use any page. Staff pages need a TA or admin session; a student sees o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -18,7 +17,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from .. import course, late_policy
-from . import charts, deadlines, export, feedback, intake, regrade, sessions, stats
+from . import charts, deadlines, downloads, feedback, intake, regrade, sessions, stats
 from .config import ServiceConfig
 from .errors import GraderError, NotFound, StudentError
 from .store import Store
@@ -73,7 +72,7 @@ async def home(request: Request) -> Response:
 async def gradebook(request: Request) -> Response:
     user = sessions.staff(request)
     config: ServiceConfig = request.app.state.config
-    book = stats.gradebook(request.app.state.store, config)
+    book = await run_in_threadpool(stats.gradebook, request.app.state.store, config)
     query = request.query_params.get("q", "").strip()
     sort = request.query_params.get("sort", "student")
     descending = request.query_params.get("dir", "asc") == "desc"
@@ -99,7 +98,7 @@ async def gradebook(request: Request) -> Response:
 async def assignment_page(request: Request) -> Response:
     user = sessions.staff(request)
     name = request.path_params["name"]
-    report = stats.assignment_report(request.app.state.store, request.app.state.config, name)
+    report = await run_in_threadpool(stats.assignment_report, request.app.state.store, request.app.state.config, name)
     if report is None:
         raise NotFound(f"no assignment {name!r}")
     bins = stats.histogram(report.finals, report.info.max_score)
@@ -275,41 +274,6 @@ def course_assignments(request: Request) -> list[str]:
     return course.assignments(request.app.state.config.course_root)
 
 
-# --- downloads -------------------------------------------------------------------------------------
-
-
-async def download_nbgrader_csv(request: Request) -> Response:
-    sessions.staff(request)
-    return _attachment(export.nbgrader_csv(request.app.state.config), "grades.csv", "text/csv")
-
-
-async def download_canvas_csv(request: Request) -> Response:
-    sessions.staff(request)
-    body = export.canvas_csv(request.app.state.store, request.app.state.config)
-    return _attachment(body, "canvas-gradebook.csv", "text/csv")
-
-
-async def download_gradescope_zip(request: Request) -> Response:
-    sessions.staff(request)
-    name = request.path_params["name"]
-    body = export.gradescope_zip(request.app.state.store, request.app.state.config, name)
-    return _attachment(body, f"{name}-gradescope-results.zip", "application/zip")
-
-
-async def download_results_json(request: Request) -> Response:
-    sessions.staff(request)
-    store: Store = request.app.state.store
-    submission = store.submission(request.path_params["submission_id"])
-    if submission is None:
-        raise NotFound("no such submission")
-    body = export.gradescope_results(request.app.state.config, submission, store.results(submission.id))
-    return _attachment(json.dumps(body, indent=2), f"results-{submission.id}.json", "application/json")
-
-
-def _attachment(body: str | bytes, filename: str, media_type: str) -> Response:
-    return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
-
-
 async def error_page(request: Request, error: Exception) -> Response:
     """Errors on a page: sign-in redirects, and a page that says what went wrong."""
     if isinstance(error, sessions.SignInNeeded):
@@ -322,22 +286,19 @@ async def error_page(request: Request, error: Exception) -> Response:
 
 
 routes = [
-    Route("/", home, methods=["GET"]),
-    Route("/login", login_form, methods=["GET"]),
-    Route("/login", login, methods=["POST"]),
-    Route("/logout", logout, methods=["POST"]),
-    Route("/admin", gradebook, methods=["GET"]),
-    Route("/admin/assignments/{name}", assignment_page, methods=["GET"]),
-    Route("/admin/assignments/{name}/regrade", regrade_form, methods=["GET"]),
-    Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"]),
-    Route("/admin/students/{student}", student_page, methods=["GET"]),
-    Route("/admin/queue", queue_page, methods=["GET"]),
-    Route("/admin/settings", settings_page, methods=["GET"]),
-    Route("/admin/settings", settings_post, methods=["POST"]),
-    Route("/admin/export/grades.csv", download_nbgrader_csv, methods=["GET"]),
-    Route("/admin/export/canvas.csv", download_canvas_csv, methods=["GET"]),
-    Route("/admin/export/{name}/gradescope.zip", download_gradescope_zip, methods=["GET"]),
-    Route("/admin/submissions/{submission_id:int}/results.json", download_results_json, methods=["GET"]),
-    Route("/me", me, methods=["GET"]),
-    Route("/me", me_submit, methods=["POST"]),
+    Route("/", home, methods=["GET"], include_in_schema=False),
+    Route("/login", login_form, methods=["GET"], include_in_schema=False),
+    Route("/login", login, methods=["POST"], include_in_schema=False),
+    Route("/logout", logout, methods=["POST"], include_in_schema=False),
+    Route("/admin", gradebook, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}", assignment_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/regrade", regrade_form, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"], include_in_schema=False),
+    Route("/admin/students/{student}", student_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/queue", queue_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/settings", settings_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/settings", settings_post, methods=["POST"], include_in_schema=False),
+    *downloads.routes,
+    Route("/me", me, methods=["GET"], include_in_schema=False),
+    Route("/me", me_submit, methods=["POST"], include_in_schema=False),
 ]

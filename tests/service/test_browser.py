@@ -169,12 +169,15 @@ def test_a_ta_runs_a_regrade_dry_run(page: Page, dashboard: tuple[Server, dict[s
 
     server, tokens = dashboard
     recorded = {s.id: s.score for s in server.store.submissions(assignment=A)}
+    students = len({s.student for s in server.store.submissions(assignment=A) if s.status == "graded"})
     old = loosen(server.root, "test_gradient_of_repeat")
     try:
         sign_in(page, server, tokens["ta"], start=f"/admin/assignments/{A}")
         page.get_by_role("link", name="Regrade…").click()
         page.get_by_role("button", name="Dry run: show the score diff").click()
-        expect(page.get_by_role("heading", name="Dry run: 1 of 3 students would change")).to_be_visible(timeout=120_000)
+        # only carol's counting attempt fails the loosened test (the other students' pass it)
+        heading = page.get_by_role("heading", name=f"Dry run: 1 of {students} students would change")
+        expect(heading).to_be_visible(timeout=120_000)
         row = page.get_by_role("row").filter(has=page.get_by_role("rowheader", name="carol"))
         expect(row).to_contain_text("+3")
         expect(row).to_contain_text("test_gradient_of_repeat 0 → 3")
