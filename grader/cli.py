@@ -43,7 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .service import serve
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
-    return serve.run(**overrides)
+    return serve.run(db_url=args.db_url, **overrides)
 
 
 def _tokens(args: argparse.Namespace) -> int:
@@ -189,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--workers", type=int)
+    serve.add_argument(
+        "--db-url",
+        help="the database for the gradebook and the service's tables, e.g. postgresql://user@host/db "
+        "(default: the course's, $GRADER_DB_URL for this repository, else gradebook.db)",
+    )
     serve.set_defaults(func=_serve)
     tokens = commands.add_parser("tokens", help="issue or revoke access tokens (stored hashed)")
     tokens.add_argument("action", choices=["issue", "revoke"])

@@ -91,10 +91,10 @@ def nbgrader(root: Path, *args: str, timeout: float = 3600, db_url: str | None =
     return output
 
 
-def generate_releases(root: Path = REPO_ROOT, names: Iterable[str] | None = None) -> None:
-    """``nbgrader generate_assignment --force`` for each assignment (all by default)."""
+def generate_releases(root: Path = REPO_ROOT, names: Iterable[str] | None = None, db_url: str | None = None) -> None:
+    """``nbgrader generate_assignment --force`` for each assignment (all by default), into the course's gradebook."""
     for name in names or assignments(root):
-        nbgrader(root, "generate_assignment", name, "--force")
+        nbgrader(root, "generate_assignment", name, "--force", db_url=db_url)
 
 
 def copy_course(destination: Path, root: Path = REPO_ROOT) -> Path:

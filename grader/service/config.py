@@ -41,7 +41,7 @@ class ServiceConfig:
         return self.feedback_policy.get(assignment, "immediate")
 
 
-def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
+def load(root: Path | None = None, db_url: str | None = None, **overrides: Any) -> ServiceConfig:
     """Settings for the course at ``root`` (``GRADER_COURSE_ROOT``, else this repository); bad values fail here."""
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -56,7 +56,7 @@ def load(root: Path | None = None, **overrides: Any) -> ServiceConfig:
     unknown = set(section) - known
     if unknown:
         raise ConfigurationError(f"unknown GraderService setting(s) in nbgrader_config.py: {sorted(unknown)}")
-    db_url = course.gradebook_url(root)
+    db_url = course.gradebook_url(root, db_url)
     release = str(loaded.get("CourseDirectory", {}).get("release_directory", "release"))
     config = ServiceConfig(course_root=root, db_url=db_url, release_directory=release, **section)
     if config.workers < 1:

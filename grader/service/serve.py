@@ -20,15 +20,15 @@ def prepare(cfg: service_config.ServiceConfig) -> None:
     missing = [a for a in course.assignments(root) if a not in known]
     if missing:
         print(f"Registering assignments with nbgrader: {', '.join(missing)} ...", flush=True)
-        course.generate_releases(root, missing)
+        course.generate_releases(root, missing, db_url=cfg.db_url)
 
 
-def run(**overrides: Any) -> int:
+def run(db_url: str | None = None, **overrides: Any) -> int:
     import uvicorn
 
     from .app import create_app
 
-    cfg = service_config.load(**overrides)
+    cfg = service_config.load(db_url=db_url, **overrides)
     prepare(cfg)
     store = Store(cfg.db_url)
     demo_token = store.issue_token("demo-student", "student")

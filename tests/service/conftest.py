@@ -34,10 +34,11 @@ class Server:
     url: str
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    db_url: str | None = None  # another database than the course's gradebook.db (grader serve --db-url)
 
     @property
     def store(self) -> Store:
-        return Store(course.gradebook_url(self.root))
+        return Store(course.gradebook_url(self.root, self.db_url))
 
     def token(self, user: str, role: str = "student") -> str:
         return self.store.issue_token(user, role)
@@ -51,7 +52,8 @@ class Server:
         self.log = self.root / "server.log"
         port = self.url.rsplit(":", 1)[1]
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "grader"), "serve", "--port", port],
+            [str(Path(sys.executable).parent / "grader"), "serve", "--port", port]
+            + (["--db-url", self.db_url] if self.db_url else []),
             env=env,
             stdout=self.log.open("ab"),
             stderr=subprocess.STDOUT,
@@ -116,13 +118,13 @@ def with_solution(assignment: str, grade_id: str, code: str, base: str = "correc
     return json.dumps(nb).encode()
 
 
-def running_server(base: Path, settings: str) -> Iterator[Server]:
+def running_server(base: Path, settings: str, db_url: str | None = None) -> Iterator[Server]:
     """``grader serve`` on a fresh copy of the course whose nbgrader_config.py ends with ``settings``."""
     root = course.copy_course(base / "course")
     with (root / "nbgrader_config.py").open("a") as config:
         config.write("\n" + settings)
-    course.generate_releases(root)
-    srv = Server(root, f"http://127.0.0.1:{free_port()}")
+    course.generate_releases(root, db_url=db_url)
+    srv = Server(root, f"http://127.0.0.1:{free_port()}", db_url=db_url)
     srv.start()
     try:
         yield srv
