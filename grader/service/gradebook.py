@@ -31,14 +31,20 @@ def record(config: ServiceConfig, submission: Submission, notebook_name: str, gr
         gradebook.db.commit()
 
 
-def counting_attempt(store: Store, config: ServiceConfig, student: str, assignment: str) -> Submission | None:
-    """The attempt whose grade counts: the latest graded one, or the best (``GraderService.counting``)."""
-    graded = [s for s in store.submissions(student=student, assignment=assignment) if s.status == "graded"]
+def counting(attempts: list[Submission], rule: str) -> Submission | None:
+    """Of one student's attempts, the one whose grade counts: the latest graded one, or the best
+    (``GraderService.counting``)."""
+    graded = [s for s in attempts if s.status == "graded"]
     if not graded:
         return None
-    if config.counting == "best":
+    if rule == "best":
         return max(graded, key=lambda s: ((s.score or 0.0) - (s.late_penalty or 0.0), s.received_at))
     return max(graded, key=lambda s: s.received_at)
+
+
+def counting_attempt(store: Store, config: ServiceConfig, student: str, assignment: str) -> Submission | None:
+    """The attempt whose grade counts, from the store."""
+    return counting(store.submissions(student=student, assignment=assignment), config.counting)
 
 
 def record_counting(store: Store, config: ServiceConfig, submission: Submission, notebook_name: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import course
-from . import stats
+from . import gradebook
 from .config import ServiceConfig
 from .errors import NotFound
 from .models import Submission
@@ -56,7 +56,7 @@ def counting_attempts(store: Store, config: ServiceConfig, assignment: str) -> l
     by_student: dict[str, list[Submission]] = {}
     for submission in store.submissions(assignment=assignment):
         by_student.setdefault(submission.student, []).append(submission)
-    chosen = (stats.counting(attempts, config.counting) for attempts in by_student.values())
+    chosen = (gradebook.counting(attempts, config.counting) for attempts in by_student.values())
     return sorted((c for c in chosen if c is not None), key=lambda s: s.student)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..checks import misconceptions as catalogue
 from .config import ServiceConfig
+from .gradebook import counting
 from .models import Submission, TestResult
 from .store import Store, now
 
@@ -95,16 +96,6 @@ def course(
             .filter(SubmittedAssignment.extension.isnot(None))
         }
     return assignments, students, extensions
-
-
-def counting(attempts: list[Submission], rule: str) -> Submission | None:
-    """The attempt whose grade counts (``GraderService.counting``): the latest graded one, or the best."""
-    graded = [s for s in attempts if s.status == "graded"]
-    if not graded:
-        return None
-    if rule == "best":
-        return max(graded, key=lambda s: ((s.score or 0.0) - (s.late_penalty or 0.0), s.received_at))
-    return max(graded, key=lambda s: s.received_at)
 
 
 def is_late(submission: Submission, info: AssignmentInfo, extension: dt.timedelta | None) -> bool:
