@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from . import course
+from .service.errors import GraderError
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -43,7 +44,36 @@ def _serve(args: argparse.Namespace) -> int:
     from .service import serve
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
-    return serve.run(db_url=args.db_url, **overrides)
+    return serve.run(db_url=args.db_url, broker_url=args.broker_url, **overrides)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .service import worker
+
+    return worker.run(db_url=args.db_url, broker_url=args.broker_url, concurrency=args.concurrency, name=args.name)
+
+
+def _db(args: argparse.Namespace) -> int:
+    import sqlalchemy as sa
+
+    from .service import config as service_config
+    from .service import schema
+
+    engine = sa.create_engine(service_config.load(db_url=args.db_url).db_url)
+    if args.action == "upgrade":
+        before, after = schema.upgrade(engine)
+        print(
+            f"service schema: {before or 'empty'} -> {after}"
+            if before != after
+            else f"service schema: {after}, current"
+        )
+    else:
+        with engine.connect() as conn:
+            found = schema.revision(conn)
+        state = "current" if found == schema.head() else f"this grader needs {schema.head()}: grader db upgrade"
+        print(f"service schema: {found or 'empty'} ({state})")
+    engine.dispose()
+    return 0
 
 
 def _tokens(args: argparse.Namespace) -> int:
@@ -194,7 +224,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="the database for the gradebook and the service's tables, e.g. postgresql://user@host/db "
         "(default: the course's, $GRADER_DB_URL for this repository, else gradebook.db)",
     )
+    serve.add_argument(
+        "--broker-url",
+        help="publish jobs to `grader worker`s through this broker (redis://host:6379/0 or amqp://...) instead of "
+        "grading here; needs a PostgreSQL --db-url (default: $GRADER_BROKER_URL, else none: grade locally)",
+    )
     serve.set_defaults(func=_serve)
+    worker = commands.add_parser("worker", help="grade the jobs a broker announces (scale-out: docs/deployment.md)")
+    worker.add_argument("--db-url", help="the PostgreSQL database grader serve uses (default: $GRADER_DB_URL)")
+    worker.add_argument("--broker-url", help="the broker grader serve publishes to (default: $GRADER_BROKER_URL)")
+    worker.add_argument(
+        "--concurrency", type=int, default=0, help="kernels at a time (default: the CPUs this process may use)"
+    )
+    worker.add_argument("--name", default="", help="this worker's name in the queue page (default: HOST:PID)")
+    worker.set_defaults(func=_worker)
+    db = commands.add_parser("db", help="the service's database schema: show it, or upgrade it (back up first)")
+    db.add_argument("action", choices=["current", "upgrade"])
+    db.add_argument("--db-url", help="the database (default: the course's, $GRADER_DB_URL, else gradebook.db)")
+    db.set_defaults(func=_db)
     tokens = commands.add_parser("tokens", help="issue or revoke access tokens (stored hashed)")
     tokens.add_argument("action", choices=["issue", "revoke"])
     tokens.add_argument("users", nargs="+", help="student ids (or staff names)")
@@ -242,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     except course.NbgraderError as error:
         print(f"grader: {error}", file=sys.stderr)
         return 1
+    except GraderError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

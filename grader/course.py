@@ -111,10 +111,15 @@ def copy_course(destination: Path, root: Path = REPO_ROOT) -> Path:
 
 def place_submission(root: Path, student: str, assignment: str, notebook: Path) -> Path:
     """Put a notebook where ``nbgrader autograde`` looks for it."""
+    return place_notebook(root, student, assignment, notebook.read_bytes())
+
+
+def place_notebook(root: Path, student: str, assignment: str, data: bytes) -> Path:
+    """Put a notebook's bytes where ``nbgrader autograde`` looks for them."""
     target = root / "submitted" / student / assignment
     target.mkdir(parents=True, exist_ok=True)
     destination = target / f"{assignment}.ipynb"
-    shutil.copy2(notebook, destination)
+    destination.write_bytes(data)
     return destination
 
 

@@ -58,6 +58,9 @@ class Outcome:
     stopped: str = ""  # NotebookTimeout | DeadKernelError | CellNotRun when later cells could not run
 
 
+DATABASE_FAILED = "the gradebook database failed"
+
+
 def load_config(
     root: Path,
     db_url: str | None,
@@ -170,7 +173,7 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
     finally:
         log.removeHandler(handler)
     if not ok and "OperationalError" in buffer.getvalue():
-        report.failures.append("the gradebook database failed")
+        report.failures.append(DATABASE_FAILED)
     infrastructure = "; ".join(report.failures)
     if ok and not _settled.is_set():
         _settled.set()

@@ -15,9 +15,10 @@ from starlette.schemas import SchemaGenerator
 
 from . import auth, exchange_api, export, feedback, intake, pages
 from .config import ServiceConfig
-from .errors import GraderError, NotFound, StudentError, TooLarge
+from .dispatch import Dispatcher
+from .errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
 from .queue import LocalWorkers
-from .store import Store
+from .store import DATABASE_ERRORS, Store
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
@@ -193,16 +194,23 @@ async def openapi(request: Request) -> Response:
 
 
 async def error_response(request: Request, error: Exception) -> Response:
+    if isinstance(error, DATABASE_ERRORS):
+        error = DatabaseUnavailable(
+            f"the gradebook database is not answering; nothing was lost. Try again in "
+            f"{DatabaseUnavailable.retry_after_s} s"
+        )
     if not request.url.path.startswith(("/api/", "/openapi")):
         return await pages.error_page(request, error)
     status = getattr(error, "status", 400)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, DatabaseUnavailable):
+        headers = {"Retry-After": str(error.retry_after_s)}
     return JSONResponse({"error": str(error)}, status_code=status, headers=headers)
 
 
 def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
     store = Store(config.db_url)
-    workers = LocalWorkers(store, config)
+    workers: LocalWorkers | Dispatcher = Dispatcher(store, config) if config.broker_url else LocalWorkers(store, config)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -225,7 +233,8 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
         *pages.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={GraderError: error_response})
+    handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     app.state.config = config
     app.state.workers = workers

@@ -31,7 +31,18 @@ class ServiceConfig:
     max_submissions: int = 0
     counting: str = "latest"
     min_seconds_between_submissions: float = 0.0
+    # scale-out (docs/deployment.md): a broker URL makes `grader serve` publish jobs to `grader worker`s
+    broker_url: str = ""
+    submission_files: str = ""  # "folder" | "database"; default: "database" with a broker, else "folder"
+    lease_s: float = 60.0  # a running job whose worker has not been heard from for this long is taken over
+    sweep_interval_s: float = 5.0  # how often `grader serve` looks for jobs to publish (again)
+    republish_after_s: float = 120.0  # a queued job nobody claimed for this long is published again
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
+
+    @property
+    def files(self) -> str:
+        """Where notebooks are kept (``files``): in the database when workers on other machines read them."""
+        return self.submission_files or ("database" if self.broker_url else "folder")
 
     @property
     def data_dir(self) -> Path:
@@ -41,8 +52,15 @@ class ServiceConfig:
         return self.feedback_policy.get(assignment, "immediate")
 
 
-def load(root: Path | None = None, db_url: str | None = None, **overrides: Any) -> ServiceConfig:
-    """Settings for the course at ``root`` (``GRADER_COURSE_ROOT``, else this repository); bad values fail here."""
+def load(
+    root: Path | None = None, db_url: str | None = None, broker_url: str | None = None, **overrides: Any
+) -> ServiceConfig:
+    """Settings for the course at ``root`` (``GRADER_COURSE_ROOT``, else this repository); bad values fail here.
+
+    The database and broker URLs come from the arguments (``--db-url``, ``--broker-url``), else from
+    ``GRADER_DB_URL`` and ``GRADER_BROKER_URL``, else ``GraderService.broker_url``; no broker is the
+    embedded default.
+    """
     from traitlets.config.loader import PyFileConfigLoader
 
     root = (root or Path(os.environ.get("GRADER_COURSE_ROOT") or course.REPO_ROOT)).resolve()
@@ -52,6 +70,9 @@ def load(root: Path | None = None, db_url: str | None = None, **overrides: Any) 
     loaded = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
     section = {key: value for key, value in loaded.get("GraderService", {}).items()}
     section.update(overrides)
+    broker_url = broker_url or os.environ.get("GRADER_BROKER_URL")
+    if broker_url:
+        section["broker_url"] = broker_url
     known = set(ServiceConfig.__dataclass_fields__) - {"course_root", "db_url", "release_directory"}
     unknown = set(section) - known
     if unknown:
@@ -68,7 +89,32 @@ def load(root: Path | None = None, db_url: str | None = None, **overrides: Any) 
         )
     if config.counting not in COUNTING:
         raise ConfigurationError(f"GraderService.counting must be one of {COUNTING}, not {config.counting!r}")
+    _check_scale_out(config)
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
     if bad:
         raise ConfigurationError(f"GraderService.feedback_policy: {bad} not in {FEEDBACK_POLICIES}")
     return config
+
+
+def _check_scale_out(config: ServiceConfig) -> None:
+    from . import files
+
+    if config.submission_files and config.submission_files not in files.KINDS:
+        raise ConfigurationError(
+            f"GraderService.submission_files must be one of {files.KINDS}, not {config.submission_files!r}"
+        )
+    if config.broker_url and not config.broker_url.startswith(("redis://", "rediss://", "amqp://", "amqps://")):
+        raise ConfigurationError(
+            f"the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST, "
+            f"not {config.broker_url!r}"
+        )
+    if config.broker_url and config.db_url.startswith("sqlite"):
+        raise ConfigurationError(
+            "with a broker, workers on other machines must reach the gradebook: give a PostgreSQL database "
+            "(--db-url postgresql+psycopg2://USER@HOST:5432/DB or GRADER_DB_URL), not SQLite"
+        )
+    for name in ("lease_s", "sweep_interval_s", "republish_after_s"):
+        if getattr(config, name) <= 0:
+            raise ConfigurationError(f"GraderService.{name} must be positive")
+    if config.lease_s < 3 * config.sweep_interval_s:
+        raise ConfigurationError("GraderService.lease_s must be at least 3 sweep intervals (sweep_interval_s)")

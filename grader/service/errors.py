@@ -69,5 +69,15 @@ class InfrastructureError(GraderError):
     status = 503
 
 
+class DatabaseUnavailable(InfrastructureError):
+    """The database did not answer: the request may be repeated, the job is retried when it is back."""
+
+    retry_after_s = 5
+
+
+class LostClaim(GraderError):
+    """A worker's claim on a job was taken over (it was presumed dead): it must record nothing."""
+
+
 class ConfigurationError(GraderError):
     """The service cannot start with this configuration."""

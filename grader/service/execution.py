@@ -13,54 +13,87 @@ from __future__ import annotations
 
 import shutil
 import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import sqlalchemy as sa
+
+from ..engine.autograde import DATABASE_FAILED
 from ..engine.engine import Engine
 from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
 from .config import ServiceConfig
-from .errors import InfrastructureError
+from .errors import DatabaseUnavailable, InfrastructureError
 from .models import Execution, Submission
+from .store import Store
 
-# One grading at a time per course folder and student: nbgrader keeps one submitted/ and
-# autograded/ folder and one gradebook submission per student and assignment.  The pipeline holds
-# it from placing an attempt until its grade is recorded, so two attempts racing for the same
-# student never read each other's notebook or gradebook rows.
+# One grading at a time per student and assignment: nbgrader keeps one submitted/ and autograded/
+# folder and one gradebook submission per student and assignment.  The pipeline holds it from placing
+# an attempt until its grade is recorded, so two attempts racing for the same student never read each
+# other's notebook or gradebook rows: a thread lock within this process and, on PostgreSQL, an advisory
+# lock across the workers on every machine.
 _locks: dict[tuple[str, str], threading.RLock] = {}
 _locks_guard = threading.Lock()
 
 OUTPUT_LIMIT_BYTES = 2_000_000
 
 
-def student_lock(student: str, assignment: str) -> threading.RLock:
+@contextmanager
+def student_lock(store: Store, student: str, assignment: str) -> Iterator[None]:
     with _locks_guard:
-        return _locks.setdefault((student, assignment), threading.RLock())
+        local = _locks.setdefault((student, assignment), threading.RLock())
+    with local:
+        if store.engine.dialect.name != "postgresql":
+            yield
+            return
+        keys = {"a": _int32(student), "b": _int32(assignment)}
+        conn = store.engine.connect()
+        try:
+            conn.execute(sa.text("SELECT pg_advisory_lock(:a, :b)"), keys)
+            conn.commit()
+            yield
+        finally:
+            try:
+                conn.execute(sa.text("SELECT pg_advisory_unlock(:a, :b)"), keys)
+                conn.commit()
+                conn.close()
+            except sa.exc.DBAPIError:
+                conn.invalidate()  # the database went away, and the lock with the session
 
 
-def place(config: ServiceConfig, submission: Submission, notebook_name: str) -> Path:
+def _int32(text: str) -> int:
+    value = zlib.crc32(text.encode())
+    return value - 2**32 if value >= 2**31 else value
+
+
+def place(config: ServiceConfig, submission: Submission, notebook_name: str, data: bytes) -> Path:
     """Put the attempt where nbgrader looks, with its time stamp (for the late policy)."""
     folder = config.course_root / "submitted" / submission.student / submission.assignment
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     target = folder / f"{notebook_name}.ipynb"
-    shutil.copyfile(submission.path, target)
+    target.write_bytes(data)
     (folder / "timestamp.txt").write_text(f"{submission.received_at.isoformat(sep=' ')} UTC\n")
     return target
 
 
-def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_name: str) -> Execution:
+def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_name: str, data: bytes) -> Execution:
     """Autograde one attempt; the autograded notebook is in ``autograded/`` afterwards.
 
     The caller holds ``student_lock`` for this student and assignment (the pipeline does, until the
     grade is recorded).
     """
-    place(config, submission, notebook_name)
+    place(config, submission, notebook_name, data)
     autograded = config.course_root / "autograded" / submission.student / submission.assignment
     shutil.rmtree(autograded, ignore_errors=True)
     outcome = engine.grade(submission.assignment, submission.student)
     log = outcome.log[-OUTPUT_LIMIT_BYTES:]
     notebook = autograded / f"{notebook_name}.ipynb"
     if not outcome.ok or not notebook.exists():
+        if DATABASE_FAILED in outcome.infrastructure:
+            raise DatabaseUnavailable(f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}")
         if outcome.infrastructure:
             raise InfrastructureError(f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}")
         return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))

@@ -14,7 +14,7 @@ from typing import Any
 from .config import ServiceConfig
 from .intake import received_at_utc
 from .models import Submission, TestResult
-from .store import now
+from .tables import now
 
 
 def due_date(config: ServiceConfig, assignment: str) -> dt.datetime | None:

@@ -1,7 +1,7 @@
 """Intake: validate an uploaded notebook, store it durably, create its submission and job.
 
-Nothing is half-written: the file is fsynced before the row is committed, and
-removed again if the commit fails.  Every refusal is a ``StudentError`` whose
+Nothing is half-written: the notebook, its row and its job are stored together
+or not at all (``store.add_submission``, ``files``).  Every refusal is a ``StudentError`` whose
 message says what to do.
 """
 
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +19,8 @@ from .. import mending
 from . import deadlines
 from .config import ServiceConfig
 from .errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
-from .store import Store, now
+from .store import Store
+from .tables import now
 
 
 @dataclass(frozen=True)
@@ -99,21 +98,6 @@ class Accepted:
     warnings: tuple[str, ...]
 
 
-def _write_durably(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
 def accept(
     store: Store, config: ServiceConfig, student: str, assignment: str, data: bytes, confirm_late: bool = False
 ) -> Accepted:
@@ -124,15 +108,8 @@ def accept(
     warnings = check_cells(nb, cells, release)
     received = now()
     deadlines.admit(store, config, student, assignment, received, confirm_late)
-    digest = hashlib.sha256(data).hexdigest()
-    stamp = received.strftime("%Y%m%dT%H%M%S%f")
-    path = config.data_dir / "submissions" / student / assignment / f"{stamp}-{digest[:12]}.ipynb"
-    _write_durably(path, data)
-    try:
-        return Accepted(store.add_submission(student, assignment, path, digest, received), warnings)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
+    folder = config.data_dir / "submissions"
+    return Accepted(store.add_submission(student, assignment, data, received, config.files, folder), warnings)
 
 
 def received_at_utc(value: dt.datetime) -> str:

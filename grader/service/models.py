@@ -23,7 +23,7 @@ class Submission:
     student: str
     assignment: str
     received_at: dt.datetime
-    path: Path
+    location: str  # where the notebook's bytes are kept (``files``)
     sha256: str
     status: str  # queued | running | graded | failed
     attempts: int = 0

@@ -19,7 +19,7 @@ from starlette.templating import Jinja2Templates
 from .. import course, late_policy
 from . import charts, deadlines, downloads, feedback, intake, regrade, sessions, stats
 from .config import ServiceConfig
-from .errors import GraderError, NotFound, StudentError
+from .errors import GraderError, InfrastructureError, NotFound, StudentError
 from .store import Store
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -280,7 +280,7 @@ async def error_page(request: Request, error: Exception) -> Response:
         return RedirectResponse(sessions.login_url(error.next_url), status_code=303)
     status = getattr(error, "status", 400)
     user = None
-    if sessions.token(request):
+    if sessions.token(request) and not isinstance(error, InfrastructureError):
         user = request.app.state.store.user_for_token(sessions.token(request))
     return _render(request, "error.html", status=status, user=user, message=str(error), status_code=status)
 

@@ -1,4 +1,7 @@
-"""The queue: local worker threads that claim jobs from the database.
+"""The queue, embedded: local worker threads that claim jobs from the database.
+
+With a broker configured, ``dispatch`` takes this module's place in ``grader serve``
+and ``worker`` its threads, on other machines.
 
 The job table is the queue, so a restart loses nothing: jobs left ``running``
 by a killed service are put back to ``queued`` at start-up and graded once.
@@ -6,12 +9,17 @@ by a killed service are put back to ``queued`` at start-up and graded once.
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 
 from ..engine.engine import Engine
 from .config import ServiceConfig
-from .pipeline import grade_job
-from .store import Store
+from .models import Job
+from .pipeline import grade_until_recorded
+from .store import DATABASE_ERRORS, Store
+
+log = logging.getLogger("grader.service")
 
 
 class LocalWorkers:
@@ -64,13 +72,21 @@ class LocalWorkers:
     def _loop(self) -> None:
         name = threading.current_thread().name
         while not self.stopping.is_set():
-            job = self.store.claim_job()
+            try:
+                job = self.store.claim_job()
+            except DATABASE_ERRORS:
+                log.warning("the database did not answer; claiming again in 1 s")
+                self.stopping.wait(1.0)
+                continue
             if job is None:
                 self.wake.wait(timeout=1.0)
                 self.wake.clear()
                 continue
             self.current[name] = job.submission_id
             try:
-                grade_job(self.store, self.config, self.engine, job)
+                grade_until_recorded(self.store, self.config, self.engine, job, self._reclaim(job), self.stopping)
             finally:
                 self.current.pop(name, None)
+
+    def _reclaim(self, job: Job) -> Callable[[], Job | None]:
+        return lambda: job if self.store.holds(job) else None

@@ -73,7 +73,7 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
         root = course.copy_course(scratch / "course", config.course_root)
         course.generate_releases(root, [assignment])
         for submission in attempts:
-            course.place_submission(root, submission.student, assignment, submission.path)
+            course.place_notebook(root, submission.student, assignment, store.notebook(submission))
         graded: dict[str, dict[str, float]] = {}
         problem = ""
         if attempts:

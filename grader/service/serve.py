@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from .. import course
+from . import broker
 from . import config as service_config
 from .store import Store
 
@@ -23,21 +24,26 @@ def prepare(cfg: service_config.ServiceConfig) -> None:
         course.generate_releases(root, missing, db_url=cfg.db_url)
 
 
-def run(db_url: str | None = None, **overrides: Any) -> int:
+def run(db_url: str | None = None, broker_url: str | None = None, **overrides: Any) -> int:
     import uvicorn
 
     from .app import create_app
 
-    cfg = service_config.load(db_url=db_url, **overrides)
+    cfg = service_config.load(db_url=db_url, broker_url=broker_url, **overrides)
+    store = Store(cfg.db_url)  # brings the service's schema up to date (docs/deployment.md: back up first)
     prepare(cfg)
-    store = Store(cfg.db_url)
     demo_token = store.issue_token("demo-student", "student")
     admin_token = store.issue_token("admin", "admin")
     url = f"http://{cfg.host}:{cfg.port}"
+    grading = (
+        f"jobs published to {broker.redact(cfg.broker_url)} for `grader worker`s"
+        if cfg.broker_url
+        else f"workers: {cfg.workers}"
+    )
     print(
         f"""
 Grading service for {", ".join(course.assignments(cfg.course_root))}: {url}
-  gradebook: {cfg.db_url}    workers: {cfg.workers}    API schema: {url}/openapi.json
+  gradebook: {store.engine.url.render_as_string(hide_password=True)}    {grading}    API schema: {url}/openapi.json
 
 Tokens (new ones with `grader tokens issue STUDENT [--role ta|admin]`; stored hashed):
   demo-student: {demo_token}

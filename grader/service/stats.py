@@ -15,7 +15,8 @@ from ..checks import misconceptions as catalogue
 from .config import ServiceConfig
 from .gradebook import counting
 from .models import Submission, TestResult
-from .store import Store, now
+from .store import Store
+from .tables import now
 
 LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
 

@@ -1,9 +1,12 @@
-"""The service's own tables, in the same database as the nbgrader gradebook.
+"""The service's records (``tables``), in the same database as the nbgrader gradebook.
 
-Submissions and their grading jobs are written in one transaction, so an
-accepted submission always has a job; the job's state is the queue
-(``queued -> running -> graded | failed``).  Grades themselves go to nbgrader's
-tables through its Gradebook API (``gradebook`` stage).
+Submissions, their notebooks (when kept in the database) and their grading jobs
+are written in one transaction, so an accepted submission always has a job;
+the job's state is the queue (``queued -> running -> graded | failed``).
+Grades themselves go to nbgrader's tables through its Gradebook API
+(``gradebook`` stage).  A job's grade or failure is written only by the claim
+that holds it (``attempts`` is the fencing token): a worker that lost its
+claim (``leases``) writes nothing.
 """
 
 from __future__ import annotations
@@ -20,59 +23,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from . import files, schema
+from .errors import LostClaim
 from .models import Grade, Job, Submission, TestResult, User
-
-metadata = sa.MetaData()
-
-users = sa.Table(
-    "grader_users",
-    metadata,
-    sa.Column("id", sa.String(128), primary_key=True),
-    sa.Column("role", sa.String(16), nullable=False),
-)
-tokens = sa.Table(
-    "grader_tokens",
-    metadata,
-    sa.Column("token_hash", sa.String(64), primary_key=True),
-    sa.Column("user_id", sa.String(128), sa.ForeignKey("grader_users.id"), nullable=False, index=True),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("revoked_at", sa.DateTime, nullable=True),
-)
-submissions = sa.Table(
-    "grader_submissions",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("student", sa.String(128), nullable=False, index=True),
-    sa.Column("assignment", sa.String(128), nullable=False, index=True),
-    sa.Column("received_at", sa.DateTime, nullable=False),
-    sa.Column("path", sa.String(1024), nullable=False),
-    sa.Column("sha256", sa.String(64), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("reason", sa.Text, nullable=False, default=""),
-    sa.Column("score", sa.Float, nullable=True),
-    sa.Column("max_score", sa.Float, nullable=True),
-    sa.Column("late_penalty", sa.Float, nullable=True),
-    sa.Column("results", sa.Text, nullable=True),
-    sa.Column("graded_at", sa.DateTime, nullable=True),
-)
-jobs = sa.Table(
-    "grader_jobs",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("submission_id", sa.Integer, sa.ForeignKey("grader_submissions.id"), nullable=False, index=True),
-    sa.Column("status", sa.String(16), nullable=False, index=True),
-    sa.Column("attempts", sa.Integer, nullable=False, default=0),
-    sa.Column("enqueued_at", sa.DateTime, nullable=False),
-    sa.Column("started_at", sa.DateTime, nullable=True),
-    sa.Column("finished_at", sa.DateTime, nullable=True),
-    sa.Column("error", sa.Text, nullable=False, default=""),
-)
+from .tables import jobs, now, submissions, tokens, users
 
 ROLES = ("student", "ta", "admin")
 
-
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+# what a database that stopped answering raises (the API answers 503; workers wait and retry)
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sa.exc.OperationalError, sa.exc.InterfaceError)
 
 
 def hash_token(token: str) -> str:
@@ -80,13 +39,19 @@ def hash_token(token: str) -> str:
 
 
 class Store:
-    def __init__(self, db_url: str) -> None:
-        self.engine: Engine = sa.create_engine(db_url, connect_args=_connect_args(db_url))
-        if db_url.startswith("sqlite"):
+    def __init__(self, db_url: str, upgrade: bool = True) -> None:
+        """The records in ``db_url``; ``upgrade`` brings its schema to this code's, else a stale one is refused."""
+        sqlite = db_url.startswith("sqlite")
+        # pre-ping: after the database restarts, the first request gets a fresh connection, not an error
+        self.engine: Engine = sa.create_engine(db_url, connect_args=_connect_args(db_url), pool_pre_ping=not sqlite)
+        if sqlite:
             with self.engine.connect() as conn:
                 # one writer, many readers, and the nbgrader subprocesses share this file
                 conn.exec_driver_sql("PRAGMA journal_mode=WAL")
-        metadata.create_all(self.engine)
+        if upgrade:
+            schema.ensure(self.engine)
+        else:
+            schema.check(self.engine)
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -134,24 +99,39 @@ class Store:
 
     # --- submissions and jobs ------------------------------------------------------------
 
-    def add_submission(self, student: str, assignment: str, path: Path, sha256: str, received_at: dt.datetime) -> int:
-        """The submission row and its grading job, in one transaction."""
-        with self.transaction() as conn:
-            submission_id = conn.execute(
-                submissions.insert().values(
-                    student=student,
-                    assignment=assignment,
-                    received_at=received_at,
-                    path=str(path),
-                    sha256=sha256,
-                    status="queued",
-                    reason="",
+    def add_submission(
+        self, student: str, assignment: str, data: bytes, received_at: dt.datetime, kind: str, folder: Path
+    ) -> int:
+        """The notebook (``files``: in ``folder`` or in the database), its row and its grading job, in one
+        transaction: either all of them are stored or none."""
+        digest = hashlib.sha256(data).hexdigest()
+        location = ""
+        try:
+            with self.transaction() as conn:
+                location = files.put(conn, kind, folder, student, assignment, received_at, digest, data)
+                submission_id = conn.execute(
+                    submissions.insert().values(
+                        student=student,
+                        assignment=assignment,
+                        received_at=received_at,
+                        path=location,
+                        sha256=digest,
+                        status="queued",
+                        reason="",
+                    )
+                ).inserted_primary_key[0]  # type: ignore[index]
+                conn.execute(
+                    jobs.insert().values(submission_id=submission_id, status="queued", enqueued_at=now(), error="")
                 )
-            ).inserted_primary_key[0]  # type: ignore[index]
-            conn.execute(
-                jobs.insert().values(submission_id=submission_id, status="queued", enqueued_at=now(), error="")
-            )
+        except BaseException:
+            if location:
+                files.discard(location)
+            raise
         return int(submission_id)
+
+    def notebook(self, submission: Submission) -> bytes:
+        """The submitted notebook's bytes, wherever they are kept."""
+        return files.get(self.engine, submission.location)
 
     def enqueue(self, submission_ids: list[int]) -> int:
         """A new grading job for each submission (a regrade)."""
@@ -172,7 +152,7 @@ class Store:
             row = conn.execute(
                 jobs.update()
                 .where(jobs.c.id == oldest, jobs.c.status == "queued")
-                .values(status="running", attempts=jobs.c.attempts + 1, started_at=now())
+                .values(status="running", attempts=jobs.c.attempts + 1, started_at=now(), worker="local")
                 .returning(jobs.c.id, jobs.c.submission_id, jobs.c.attempts)
             ).first()
             if row is None:
@@ -191,10 +171,18 @@ class Store:
                 conn.execute(submissions.update().where(submissions.c.id.in_(ids)).values(status="queued"))
         return len(ids)
 
+    def holds(self, job: Job) -> bool:
+        """Whether ``job``'s claim is still the one in force (no other worker took the job over)."""
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(jobs.c.id).where(*_held(job))).first() is not None
+
     def finish_job(self, job: Job, grade: Grade) -> None:
+        """Record the grade, if this claim still holds the job (else ``LostClaim``: the holder records it)."""
         results = json.dumps([t.__dict__ for t in grade.tests])
         with self.transaction() as conn:
-            conn.execute(jobs.update().where(jobs.c.id == job.id).values(status="graded", finished_at=now()))
+            done = conn.execute(jobs.update().where(*_held(job)).values(status="graded", finished_at=now()))
+            if done.rowcount == 0:
+                raise LostClaim(f"job {job.id} was taken over by another worker: its grade is theirs to record")
             conn.execute(
                 submissions.update()
                 .where(submissions.c.id == job.submission_id)
@@ -210,12 +198,16 @@ class Store:
             )
 
     def fail_job(self, job: Job, reason: str, retry: bool) -> None:
-        """Record an infrastructure failure: requeue the job, or give up with ``reason``."""
+        """Record an infrastructure failure: requeue the job (to be published again), or give up with ``reason``."""
         status = "queued" if retry else "failed"
         with self.transaction() as conn:
-            conn.execute(
-                jobs.update().where(jobs.c.id == job.id).values(status=status, error=reason, finished_at=now())
+            done = conn.execute(
+                jobs.update()
+                .where(*_held(job))
+                .values(status=status, error=reason, finished_at=now(), published_at=None)
             )
+            if done.rowcount == 0:
+                raise LostClaim(f"job {job.id} was taken over by another worker")
             conn.execute(
                 submissions.update().where(submissions.c.id == job.submission_id).values(status=status, reason=reason)
             )
@@ -298,7 +290,7 @@ def _submission(row: Any) -> Submission:
         student=row.student,
         assignment=row.assignment,
         received_at=row.received_at,
-        path=Path(row.path),
+        location=row.path,
         sha256=row.sha256,
         status=row.status,
         reason=row.reason or "",
@@ -307,6 +299,10 @@ def _submission(row: Any) -> Submission:
         late_penalty=row.late_penalty,
         graded_at=row.graded_at,
     )
+
+
+def _held(job: Job) -> tuple[sa.ColumnElement[bool], ...]:
+    return (jobs.c.id == job.id, jobs.c.status == "running", jobs.c.attempts == job.attempts)
 
 
 def _connect_args(db_url: str) -> dict[str, Any]:

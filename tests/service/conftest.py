@@ -35,6 +35,7 @@ class Server:
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     db_url: str | None = None  # another database than the course's gradebook.db (grader serve --db-url)
+    broker_url: str | None = None  # publish to `grader worker`s instead of grading in the service
 
     @property
     def store(self) -> Store:
@@ -53,7 +54,8 @@ class Server:
         port = self.url.rsplit(":", 1)[1]
         self.process = subprocess.Popen(
             [str(Path(sys.executable).parent / "grader"), "serve", "--port", port]
-            + (["--db-url", self.db_url] if self.db_url else []),
+            + (["--db-url", self.db_url] if self.db_url else [])
+            + (["--broker-url", self.broker_url] if self.broker_url else []),
             env=env,
             stdout=self.log.open("ab"),
             stderr=subprocess.STDOUT,

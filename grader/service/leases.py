@@ -1,0 +1,192 @@
+"""Job leases: which worker may grade a job, and what happens when a worker disappears.
+
+A worker *claims* a job by one atomic ``UPDATE`` that succeeds only if the
+job is queued, or running under a lease that ran out (its holder has not
+heartbeaten for ``lease_s``: presumed dead), or running under this worker's
+own claim (it is retrying after the database came back).  Every claim by a
+new holder counts in ``attempts``; the count is also the fencing token that
+``Store.finish_job`` checks, so a presumed-dead worker that wakes up records
+nothing.  A job whose lease ran out ``max_attempts`` times has killed every
+worker that ran it: it is failed with a message instead of claimed again.
+
+Workers also heartbeat their own row in ``grader_workers``, which is how the
+queue page knows who is alive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from .models import Job
+from .store import Store
+from .tables import jobs, now, submissions, workers
+
+POISON = (
+    "Grading this notebook stopped the grading worker {n} times (each worker that ran it died), so it was not "
+    "graded. Your submission is kept: check it for code that uses a lot of memory or output, and ask your TA."
+)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def claim(store: Store, job_id: int, worker: str, lease_s: float, max_attempts: int) -> Job | None:
+    """Job ``job_id`` for ``worker``, or None: graded or failed already, or held by a live worker."""
+    stale = now() - dt.timedelta(seconds=lease_s)
+    running = jobs.c.status == "running"
+    mine = sa.and_(running, jobs.c.worker == worker)
+    takeable = sa.or_(
+        jobs.c.status == "queued",
+        sa.and_(running, sa.or_(jobs.c.heartbeat_at.is_(None), jobs.c.heartbeat_at < stale)),
+    )
+    with store.transaction() as conn:
+        row = conn.execute(
+            jobs.update()
+            .where(jobs.c.id == job_id, sa.or_(mine, sa.and_(takeable, jobs.c.attempts < max_attempts)))
+            .values(
+                status="running",
+                attempts=sa.case((mine, jobs.c.attempts), else_=jobs.c.attempts + 1),
+                worker=worker,
+                started_at=now(),
+                heartbeat_at=now(),
+            )
+            .returning(jobs.c.id, jobs.c.submission_id, jobs.c.attempts)
+        ).first()
+        if row is not None:
+            conn.execute(submissions.update().where(submissions.c.id == row.submission_id).values(status="running"))
+            return Job(row.id, row.submission_id, row.attempts)
+    fail_exhausted(store, lease_s, max_attempts, job_id)
+    return None
+
+
+def fail_exhausted(store: Store, lease_s: float, max_attempts: int, job_id: int | None = None) -> list[int]:
+    """Fail the jobs whose lease ran out ``max_attempts`` times (they kill the workers that run them)."""
+    stale = now() - dt.timedelta(seconds=lease_s)
+    query = sa.select(jobs.c.id, jobs.c.submission_id, jobs.c.attempts).where(
+        jobs.c.status == "running", jobs.c.attempts >= max_attempts, jobs.c.heartbeat_at < stale
+    )
+    if job_id is not None:
+        query = query.where(jobs.c.id == job_id)
+    failed = []
+    with store.transaction() as conn:
+        for row in conn.execute(query).all():
+            reason = POISON.format(n=row.attempts)
+            done = conn.execute(
+                jobs.update()
+                .where(jobs.c.id == row.id, jobs.c.status == "running", jobs.c.attempts == row.attempts)
+                .values(
+                    status="failed",
+                    error=f"killed every worker that ran it ({row.attempts} attempts)",
+                    finished_at=now(),
+                )
+            )
+            if done.rowcount:
+                conn.execute(
+                    submissions.update()
+                    .where(submissions.c.id == row.submission_id)
+                    .values(status="failed", reason=reason)
+                )
+                failed.append(int(row.id))
+    return failed
+
+
+def heartbeat(store: Store, worker: str, held: list[int], concurrency: int) -> None:
+    """This worker is alive, and still grading the jobs in ``held``."""
+    stamp = now()
+    with store.transaction() as conn:
+        if held:
+            conn.execute(
+                jobs.update()
+                .where(jobs.c.id.in_(held), jobs.c.worker == worker, jobs.c.status == "running")
+                .values(heartbeat_at=stamp)
+            )
+        updated = conn.execute(
+            workers.update().where(workers.c.name == worker).values(heartbeat_at=stamp, stopped_at=None)
+        )
+        if updated.rowcount == 0:
+            conn.execute(
+                workers.insert().values(
+                    name=worker,
+                    host=socket.gethostname(),
+                    pid=os.getpid(),
+                    concurrency=concurrency,
+                    started_at=stamp,
+                    heartbeat_at=stamp,
+                )
+            )
+
+
+def signed_off(store: Store, worker: str) -> None:
+    """A worker that stops cleanly says so (the queue page shows it stopped, not lost)."""
+    with store.transaction() as conn:
+        conn.execute(workers.update().where(workers.c.name == worker).values(stopped_at=now()))
+
+
+def due(store: Store, lease_s: float, republish_after_s: float) -> list[int]:
+    """Jobs whose wake-up should be (re)sent: never published, published long ago and still unclaimed,
+    or held by a worker that stopped heartbeating (a live worker may take them over)."""
+    at = now()
+    unclaimed_since = at - dt.timedelta(seconds=republish_after_s)
+    stale = at - dt.timedelta(seconds=lease_s)
+    query = (
+        sa.select(jobs.c.id)
+        .where(
+            sa.or_(
+                sa.and_(
+                    jobs.c.status == "queued",
+                    sa.or_(jobs.c.published_at.is_(None), jobs.c.published_at < unclaimed_since),
+                ),
+                sa.and_(
+                    jobs.c.status == "running",
+                    sa.or_(jobs.c.heartbeat_at.is_(None), jobs.c.heartbeat_at < stale),
+                    sa.or_(jobs.c.published_at.is_(None), jobs.c.published_at < stale),
+                ),
+            )
+        )
+        .order_by(jobs.c.id)
+    )
+    with store.engine.connect() as conn:
+        return [int(r.id) for r in conn.execute(query)]
+
+
+def published(store: Store, job_ids: list[int]) -> None:
+    with store.transaction() as conn:
+        conn.execute(jobs.update().where(jobs.c.id.in_(job_ids)).values(published_at=now()))
+
+
+def unpublish_queued(store: Store) -> int:
+    """Every queued job is to be published again (the broker was unreachable, and may have lost them)."""
+    with store.transaction() as conn:
+        return int(conn.execute(jobs.update().where(jobs.c.status == "queued").values(published_at=None)).rowcount)
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    name: str
+    concurrency: int
+    started_at: dt.datetime
+    heartbeat_at: dt.datetime
+    stopped_at: dt.datetime | None
+    grading: tuple[int, ...]  # submission ids
+
+
+def registry(store: Store) -> list[WorkerState]:
+    """Every worker that ever registered, newest first, with the submissions it is grading now."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(sa.select(workers).order_by(workers.c.started_at.desc()).limit(50)).all()
+        held = conn.execute(sa.select(jobs.c.worker, jobs.c.submission_id).where(jobs.c.status == "running")).all()
+    grading: dict[str, list[int]] = {}
+    for worker, submission_id in held:
+        grading.setdefault(worker, []).append(int(submission_id))
+    return [
+        WorkerState(
+            r.name, r.concurrency, r.started_at, r.heartbeat_at, r.stopped_at, tuple(sorted(grading.get(r.name, [])))
+        )
+        for r in rows
+    ]

@@ -1,0 +1,87 @@
+"""The service's own tables, beside nbgrader's in the same database.
+
+Their shape is changed only by a migration (``grader/service/migrations``,
+applied by ``schema.upgrade``); these definitions are what the code reads and
+writes, and ``tests/service/test_schema.py`` checks that the migrations
+produce exactly them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+users = sa.Table(
+    "grader_users",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("role", sa.String(16), nullable=False),
+)
+tokens = sa.Table(
+    "grader_tokens",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(128), sa.ForeignKey("grader_users.id"), nullable=False, index=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("revoked_at", sa.DateTime, nullable=True),
+)
+submissions = sa.Table(
+    "grader_submissions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("student", sa.String(128), nullable=False, index=True),
+    sa.Column("assignment", sa.String(128), nullable=False, index=True),
+    sa.Column("received_at", sa.DateTime, nullable=False),
+    # where the notebook's bytes are: a file path, or "database:<sha256>" (``files``)
+    sa.Column("path", sa.String(1024), nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False, default=""),
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("max_score", sa.Float, nullable=True),
+    sa.Column("late_penalty", sa.Float, nullable=True),
+    sa.Column("results", sa.Text, nullable=True),
+    sa.Column("graded_at", sa.DateTime, nullable=True),
+)
+jobs = sa.Table(
+    "grader_jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("submission_id", sa.Integer, sa.ForeignKey("grader_submissions.id"), nullable=False, index=True),
+    sa.Column("status", sa.String(16), nullable=False, index=True),
+    # claims so far: a worker that dies holding the job still used one (``leases``)
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("enqueued_at", sa.DateTime, nullable=False),
+    sa.Column("started_at", sa.DateTime, nullable=True),
+    sa.Column("finished_at", sa.DateTime, nullable=True),
+    sa.Column("error", sa.Text, nullable=False, default=""),
+    sa.Column("worker", sa.String(255), nullable=True),  # who holds (or last held) the job
+    sa.Column("heartbeat_at", sa.DateTime, nullable=True),  # the holder's last sign of life
+    sa.Column("published_at", sa.DateTime, nullable=True),  # the last wake-up sent to the broker
+)
+files = sa.Table(
+    "grader_files",
+    metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("content", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+workers = sa.Table(
+    "grader_workers",
+    metadata,
+    sa.Column("name", sa.String(255), primary_key=True),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("concurrency", sa.Integer, nullable=False),
+    sa.Column("started_at", sa.DateTime, nullable=False),
+    sa.Column("heartbeat_at", sa.DateTime, nullable=False),
+    sa.Column("stopped_at", sa.DateTime, nullable=True),
+)
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
