@@ -259,7 +259,7 @@ class Supervisor:
 @dataclass
 class Cluster:
     postgres: Postgres
-    redis: Redis
+    redis: Redis | None  # None: the cluster uses another broker (RabbitMQ)
     server: Server
     workers: list[WorkerProcess]
     supervisor: Supervisor
@@ -302,10 +302,14 @@ def slow(seconds: float, base: str = "correct") -> bytes:
     return json.dumps(nb).encode()
 
 
-def start_cluster(base: Path, hosts: int = 2, taskset: dict[int, str] | None = None) -> Iterator[Cluster]:
-    """PostgreSQL, Redis, ``grader serve`` and ``hosts`` workers, each on its own course copy."""
+def start_cluster(
+    base: Path, hosts: int = 2, taskset: dict[int, str] | None = None, broker_url: str | None = None
+) -> Iterator[Cluster]:
+    """PostgreSQL, a broker (a Redis of its own unless ``broker_url``), ``grader serve`` and ``hosts``
+    workers, each on its own course copy."""
     postgres = Postgres()
-    redis_server = Redis(base / "redis")
+    redis_server = None if broker_url else Redis(base / "redis")
+    broker_url = broker_url or redis_server.url  # type: ignore[union-attr]
     server: Server | None = None
     supervisor: Supervisor | None = None
     workers: list[WorkerProcess] = []
@@ -316,11 +320,11 @@ def start_cluster(base: Path, hosts: int = 2, taskset: dict[int, str] | None = N
             with (root / "nbgrader_config.py").open("a") as config:
                 config.write("\n" + SETTINGS)
             roots.append(root)
-        server = Server(roots[0], f"http://127.0.0.1:{free_port()}", db_url=postgres.url(), broker_url=redis_server.url)
+        server = Server(roots[0], f"http://127.0.0.1:{free_port()}", db_url=postgres.url(), broker_url=broker_url)
         server.start()  # registers the assignments in the shared gradebook
         for n, root in enumerate(roots[1:], start=1):
             extra = ["taskset", "-c", taskset[n]] if taskset and n in taskset else []
-            worker = WorkerProcess(f"host{n}", root, postgres.url(), redis_server.url, extra)
+            worker = WorkerProcess(f"host{n}", root, postgres.url(), broker_url, extra)
             workers.append(worker)
             worker.start()
         supervisor = Supervisor(workers)
@@ -332,5 +336,6 @@ def start_cluster(base: Path, hosts: int = 2, taskset: dict[int, str] | None = N
             worker.kill()
         if server is not None:
             server.kill(signal.SIGTERM)
-        redis_server.stop()
+        if redis_server is not None:
+            redis_server.stop()
         postgres.close()

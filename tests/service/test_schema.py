@@ -1,0 +1,92 @@
+"""The service's schema migrations: a fresh database, one made before migrations, one made by a newer grader."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from grader.service import schema, tables
+from grader.service.errors import ConfigurationError
+from grader.service.store import Store
+
+GRADER = str(Path(sys.executable).parent / "grader")
+SERVER = os.environ.get("GRADER_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'gradebook.db'}"
+        return
+    name = f"grader_schema_{secrets.token_hex(4)}"
+    admin = sa.create_engine(f"{SERVER}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{SERVER}/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_migrations_build_exactly_the_tables_the_code_uses(url: str) -> None:
+    engine = sa.create_engine(url)
+    assert schema.upgrade(engine) == (None, schema.head())
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        differences = [d for d in compare_metadata(context, tables.metadata) if d[0] != "remove_table"]
+    assert differences == []
+    assert schema.upgrade(engine) == (schema.head(), schema.head())  # again: nothing to do
+    engine.dispose()
+
+
+def test_a_database_from_before_migrations_is_upgraded_keeping_its_rows(url: str, tmp_path: Path) -> None:
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # what the embedded service of the previous release created
+        config = schema._config(conn)
+        from alembic import command
+
+        command.upgrade(config, schema.BASELINE)
+        conn.execute(sa.text("DROP TABLE grader_alembic_version"))
+        conn.execute(sa.text("INSERT INTO grader_users (id, role) VALUES ('ann', 'student')"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO grader_submissions (student, assignment, received_at, path, sha256, status, reason) "
+                "VALUES ('ann', 'ps1', '2026-11-01 10:00:00', :p, 'abc', 'graded', '')"
+            ),
+            {"p": str(tmp_path / "old.ipynb")},
+        )
+    (tmp_path / "old.ipynb").write_bytes(b"{}")
+    engine.dispose()
+    proc = subprocess.run([GRADER, "db", "current", "--db-url", url], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == f"service schema: 0001 (this grader needs {schema.head()}: grader db upgrade)"
+    with pytest.raises(ConfigurationError, match="is at schema revision 0001, this grader needs 0002: back it up"):
+        Store(url, upgrade=False)  # a worker refuses it
+    proc = subprocess.run([GRADER, "db", "upgrade", "--db-url", url], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"service schema: 0001 -> {schema.head()}"
+    store = Store(url, upgrade=False)
+    [old] = store.submissions()
+    assert (old.student, old.status) == ("ann", "graded") and store.notebook(old) == b"{}"
+    store.engine.dispose()
+
+
+def test_a_database_upgraded_by_a_newer_grader_is_refused(url: str) -> None:
+    engine = sa.create_engine(url)
+    schema.upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE grader_alembic_version SET version_num = '0099'"))
+    schema._current.clear()
+    with pytest.raises(ConfigurationError, match="schema revision 0099, which this grader's code does not know"):
+        Store(url)
+    engine.dispose()
