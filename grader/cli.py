@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         "grading here; needs a PostgreSQL --db-url (default: $GRADER_BROKER_URL, else none: grade locally)",
     )
     serve.set_defaults(func=_serve)
-    worker = commands.add_parser("worker", help="grade the jobs a broker announces (scale-out: docs/deployment.md)")
+    worker = commands.add_parser("worker", help="grade the jobs a broker announces (scale-out: DEPLOYMENT.md)")
     worker.add_argument("--db-url", help="the PostgreSQL database grader serve uses (default: $GRADER_DB_URL)")
     worker.add_argument("--broker-url", help="the broker grader serve publishes to (default: $GRADER_BROKER_URL)")
     worker.add_argument(

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,11 +57,11 @@ def submit(
     assignment = assignment or path.stem
     headers = {"Authorization": f"Bearer {conn.token}"}
     with httpx.Client(base_url=conn.url, headers=headers, timeout=60) as client:
+        data = path.read_bytes()
+        form = {"assignment": assignment, "confirm_late": "true" if confirm_late else ""}
         try:
-            response = client.post(
-                "/api/submissions",
-                data={"assignment": assignment, "confirm_late": "true" if confirm_late else ""},
-                files={"file": (path.name, path.read_bytes())},
+            response = _patiently(
+                lambda: client.post("/api/submissions", data=form, files={"file": (path.name, data)}), out
             )
         except httpx.HTTPError as error:
             raise ClientError(f"cannot reach the grader at {conn.url}: {error}") from None
@@ -73,7 +74,10 @@ def submit(
         started = time.monotonic()
         status = ""
         while time.monotonic() - started < timeout:
-            body = client.get(url).json()
+            polled = _patiently(lambda: client.get(url), out)
+            if polled.status_code != 200:
+                raise ClientError(f"could not read the submission's status ({polled.status_code}): {_error(polled)}")
+            body = polled.json()
             if body["status"] != status:
                 status = body["status"]
                 out.write(f"  {status} ({time.monotonic() - started:.0f} s)\n")
@@ -101,6 +105,20 @@ def report(body: dict[str, Any]) -> str:
     if "tests_hidden_until" in body:
         lines.append(f"Per-test results are shown {body['tests_hidden_until']}.")
     return "\n".join(lines)
+
+
+def _patiently(send: Callable[[], httpx.Response], out: TextIO, tries: int = 12) -> httpx.Response:
+    """``send()``, again while the grader answers 503 (its database is briefly away), as Retry-After says."""
+    response = send()
+    for _ in range(tries):
+        if response.status_code != 503:
+            break
+        wait = float(response.headers.get("Retry-After", "5") or 5)
+        out.write(f"  the grader is unavailable for a moment (503: its database); trying again in {wait:.0f} s\n")
+        out.flush()
+        time.sleep(wait)
+        response = send()
+    return response
 
 
 def _error(response: httpx.Response) -> str:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -79,7 +80,10 @@ async def submit(request: Request) -> Response:
     data = await upload.read(config.max_upload_bytes + 1)
     student = request.query_params.get("student", user.id) if user.is_staff else user.id
     confirm_late = str(form.get("confirm_late", "")).lower() in ("1", "true", "yes")
-    accepted = intake.accept(request.app.state.store, config, student, assignment, data, confirm_late)
+    # off the event loop: validating and storing an upload takes milliseconds that status requests should not wait
+    accepted = await run_in_threadpool(
+        intake.accept, request.app.state.store, config, student, assignment, data, confirm_late
+    )
     request.app.state.workers.notify()
     body = {"id": accepted.id, "status": "queued", "url": f"/api/submissions/{accepted.id}"}
     return JSONResponse({**body, "warnings": list(accepted.warnings)}, status_code=202)
@@ -113,16 +117,18 @@ async def get_submission(request: Request) -> Response:
       401: {description: missing or invalid token}
       404: {description: no such submission of yours}
     """
-    user = auth.user(request)
-    store: Store = request.app.state.store
     raw = request.path_params["submission_id"]
     in_range = isinstance(raw, int) and 0 < raw < 2**63  # a larger id cannot exist (and SQLite would overflow)
-    submission = store.submission(raw) if in_range else None
+    return JSONResponse(await run_in_threadpool(_submission_view, request, raw if in_range else 0))
+
+
+def _submission_view(request: Request, submission_id: int) -> dict[str, Any]:
+    user = auth.user(request)
+    store: Store = request.app.state.store
+    submission = store.submission(submission_id) if submission_id else None
     if submission is None or (not user.is_staff and submission.student != user.id):
         raise NotFound("no such submission of yours")
-    return JSONResponse(
-        feedback.view(request.app.state.config, submission, store.results(submission.id), user.is_staff)
-    )
+    return feedback.view(request.app.state.config, submission, store.results(submission.id), user.is_staff)
 
 
 async def grades(request: Request) -> Response:

@@ -68,6 +68,17 @@ def publish(celery: Celery, job_id: int, **options: Any) -> None:
     )
 
 
+def ready(celery: Celery) -> int | None:
+    """Messages waiting in the queue (not those reserved by workers), or None if the broker cannot say."""
+    try:
+        with celery.connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1)
+            declared = conn.default_channel.queue_declare(queue=QUEUE, passive=True)
+            return int(declared.message_count)
+    except Exception:  # a queue not declared yet, or the broker down: unknown
+        return None
+
+
 def redact(url: str) -> str:
     """The broker URL without its password, for pages and logs."""
     from kombu.utils.url import maybe_sanitize_url

@@ -31,7 +31,7 @@ class ServiceConfig:
     max_submissions: int = 0
     counting: str = "latest"
     min_seconds_between_submissions: float = 0.0
-    # scale-out (docs/deployment.md): a broker URL makes `grader serve` publish jobs to `grader worker`s
+    # scale-out (DEPLOYMENT.md): a broker URL makes `grader serve` publish jobs to `grader worker`s
     broker_url: str = ""
     submission_files: str = ""  # "folder" | "database"; default: "database" with a broker, else "folder"
     lease_s: float = 60.0  # a running job whose worker has not been heard from for this long is taken over

@@ -4,8 +4,10 @@ A sweep, after every submission and every ``sweep_interval_s``, publishes:
 
 - jobs never published (just accepted; or requeued after an error; or the
   broker was down when they were accepted);
-- jobs published ``republish_after_s`` ago and still unclaimed (the broker
-  may have lost the message: restarted without persistence);
+- jobs published ``republish_after_s`` ago and still unclaimed, when the
+  broker holds fewer messages than there are such jobs (less what the live
+  workers may hold reserved): it lost them, restarted without persistence.
+  A long backlog in a healthy broker is left alone;
 - running jobs whose worker stopped heartbeating (``lease_s``): a live worker
   takes them over, and jobs that keep killing workers are failed (``leases``).
 
@@ -82,7 +84,7 @@ class Dispatcher:
         failed = leases.fail_exhausted(self.store, config.lease_s, config.max_attempts)
         if failed:
             log.error("jobs %s killed every worker that ran them: failed", failed)
-        due = leases.due(self.store, config.lease_s, config.republish_after_s)
+        due = leases.due(self.store, config.lease_s) + self._lost()
         sent: list[int] = []
         try:
             for job_id in due:
@@ -106,6 +108,24 @@ class Dispatcher:
                 leases.published(self.store, sent)
                 self.published_total += len(sent)
         return len(sent)
+
+    def _lost(self) -> list[int]:
+        """Published, unclaimed for ``republish_after_s``, and (as far as the broker's counts tell) lost."""
+        cutoff = now() - dt.timedelta(seconds=self.config.republish_after_s)
+        old = leases.waiting(self.store, published_before=cutoff)
+        if not old:
+            return []
+        ready = broker.ready(self.celery)
+        expected = len(leases.waiting(self.store)) - leases.capacity(self.store, self.config.lease_s)
+        if ready is not None and ready >= expected:
+            return []
+        log.warning(
+            "the broker holds %s message(s) for %d waiting job(s): publishing %d again",
+            "an unknown number of" if ready is None else ready,
+            max(expected, 0),
+            len(old),
+        )
+        return old
 
     def _loop(self) -> None:
         while not self.stopping.is_set():

@@ -9,22 +9,32 @@ test cell is never part of it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Any
+
+import sqlalchemy as sa
 
 from .config import ServiceConfig
 from .intake import received_at_utc
 from .models import Submission, TestResult
 from .tables import now
 
+# nbgrader's own ``assignment`` table, read directly: a Gradebook per status request would open a new
+# database connection each time (expensive on PostgreSQL), for one column
+_assignment = sa.table("assignment", sa.column("name", sa.String), sa.column("duedate", sa.DateTime))
+
+
+@functools.lru_cache(maxsize=16)
+def _engine(db_url: str) -> sa.Engine:
+    return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
+
 
 def due_date(config: ServiceConfig, assignment: str) -> dt.datetime | None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(config.db_url) as gradebook:
-        try:
-            return gradebook.find_assignment(assignment).duedate  # type: ignore[no-any-return]
-        except MissingEntry:
-            return None
+    """The assignment's due date in nbgrader's gradebook (naive UTC), or None."""
+    query = sa.select(_assignment.c.duedate).where(_assignment.c.name == assignment)
+    with _engine(config.db_url).connect() as conn:
+        value = conn.execute(query).scalar()
+    return value if isinstance(value, dt.datetime) else None
 
 
 def view(

@@ -128,20 +128,15 @@ def signed_off(store: Store, worker: str) -> None:
         conn.execute(workers.update().where(workers.c.name == worker).values(stopped_at=now()))
 
 
-def due(store: Store, lease_s: float, republish_after_s: float) -> list[int]:
-    """Jobs whose wake-up should be (re)sent: never published, published long ago and still unclaimed,
-    or held by a worker that stopped heartbeating (a live worker may take them over)."""
-    at = now()
-    unclaimed_since = at - dt.timedelta(seconds=republish_after_s)
-    stale = at - dt.timedelta(seconds=lease_s)
+def due(store: Store, lease_s: float) -> list[int]:
+    """Jobs whose wake-up must be sent: never published (just accepted, requeued after an error, or the
+    broker was down), or held by a worker that stopped heartbeating (a live worker may take them over)."""
+    stale = now() - dt.timedelta(seconds=lease_s)
     query = (
         sa.select(jobs.c.id)
         .where(
             sa.or_(
-                sa.and_(
-                    jobs.c.status == "queued",
-                    sa.or_(jobs.c.published_at.is_(None), jobs.c.published_at < unclaimed_since),
-                ),
+                sa.and_(jobs.c.status == "queued", jobs.c.published_at.is_(None)),
                 sa.and_(
                     jobs.c.status == "running",
                     sa.or_(jobs.c.heartbeat_at.is_(None), jobs.c.heartbeat_at < stale),
@@ -153,6 +148,25 @@ def due(store: Store, lease_s: float, republish_after_s: float) -> list[int]:
     )
     with store.engine.connect() as conn:
         return [int(r.id) for r in conn.execute(query)]
+
+
+def waiting(store: Store, published_before: dt.datetime | None = None) -> list[int]:
+    """Queued jobs already published (before ``published_before``): their messages should be in the broker."""
+    query = sa.select(jobs.c.id).where(jobs.c.status == "queued", jobs.c.published_at.isnot(None))
+    if published_before is not None:
+        query = query.where(jobs.c.published_at < published_before)
+    with store.engine.connect() as conn:
+        return [int(r.id) for r in conn.execute(query.order_by(jobs.c.id))]
+
+
+def capacity(store: Store, lease_s: float) -> int:
+    """Messages the live workers may hold reserved without having claimed them (one per kernel)."""
+    alive = now() - dt.timedelta(seconds=lease_s)
+    query = sa.select(sa.func.coalesce(sa.func.sum(workers.c.concurrency), 0)).where(
+        workers.c.stopped_at.is_(None), workers.c.heartbeat_at >= alive
+    )
+    with store.engine.connect() as conn:
+        return int(conn.execute(query).scalar() or 0)
 
 
 def published(store: Store, job_ids: list[int]) -> None:

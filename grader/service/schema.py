@@ -93,7 +93,7 @@ def check(engine: Engine) -> None:
         raise ConfigurationError(_newer(found))
     raise ConfigurationError(
         f"the database {engine.url.render_as_string(hide_password=True)} is at schema revision {found or 'none'}, "
-        f"this grader needs {wanted}: back it up, then run `grader db upgrade --db-url URL` (see docs/deployment.md)"
+        f"this grader needs {wanted}: back it up, then run `grader db upgrade --db-url URL` (see DEPLOYMENT.md)"
     )
 
 

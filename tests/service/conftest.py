@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import signal
 import socket
@@ -37,7 +38,7 @@ class Server:
     db_url: str | None = None  # another database than the course's gradebook.db (grader serve --db-url)
     broker_url: str | None = None  # publish to `grader worker`s instead of grading in the service
 
-    @property
+    @functools.cached_property
     def store(self) -> Store:
         return Store(course.gradebook_url(self.root, self.db_url))
 

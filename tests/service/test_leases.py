@@ -53,7 +53,7 @@ def test_a_silent_holder_is_taken_over_and_its_late_grade_refused(store: Store, 
     dead = leases.claim(store, job_id, "a:1", LEASE, 3)
     assert dead is not None
     age_heartbeat(store, job_id, LEASE + 1)
-    assert leases.due(store, LEASE, 120) == [job_id]  # serve publishes it again
+    assert leases.due(store, LEASE) == [job_id]  # serve publishes it again
     alive = leases.claim(store, job_id, "b:2", LEASE, 3)
     assert alive is not None and alive.attempts == 2
     with pytest.raises(LostClaim, match=f"job {job_id} was taken over by another worker"):
@@ -81,17 +81,24 @@ def test_a_job_that_kills_every_worker_fails_after_max_attempts(store: Store, tm
         assert conn.execute(sa.select(jobs.c.error).where(jobs.c.id == job_id)).scalar() == (
             "killed every worker that ran it (3 attempts)"
         )
-    assert leases.due(store, LEASE, 120) == []
+    assert leases.due(store, LEASE) == []
 
 
 def test_publishing_bookkeeping(store: Store, tmp_path: Path) -> None:
     first, second = add(store, tmp_path), add(store, tmp_path)
-    assert leases.due(store, LEASE, 120) == [first, second]  # never published
+    assert leases.due(store, LEASE) == [first, second]  # never published
     leases.published(store, [first, second])
-    assert leases.due(store, LEASE, 120) == []
-    assert leases.due(store, LEASE, 0.0001) == [first, second]  # unclaimed too long: again
-    assert leases.unpublish_queued(store) == 2
-    assert leases.due(store, LEASE, 120) == [first, second]
+    assert leases.due(store, LEASE) == []
+    assert leases.waiting(store) == [first, second]  # their messages should be in the broker
+    assert leases.waiting(store, published_before=leases.now() - dt.timedelta(seconds=60)) == []
+    assert leases.unpublish_queued(store) == 2  # the broker was unreachable: publish them all again
+    assert leases.due(store, LEASE) == [first, second]
+    assert leases.capacity(store, LEASE) == 0
+    leases.heartbeat(store, "w:1", [], concurrency=2)
+    leases.heartbeat(store, "w:2", [], concurrency=1)
+    assert leases.capacity(store, LEASE) == 3  # messages the live workers may hold reserved
+    leases.signed_off(store, "w:2")
+    assert leases.capacity(store, LEASE) == 2
 
 
 def test_notebooks_kept_in_the_database_or_a_folder_read_back_the_same(store: Store, tmp_path: Path) -> None:

@@ -154,9 +154,23 @@ def test_database_outage_answers_503_and_loses_nothing(cluster: Cluster) -> None
         assert status.status_code == 503
         page = httpx.get(f"{cluster.server.url}/login", timeout=10)
         assert page.status_code == 200  # a page that needs no database still answers
+        # a student submitting with `grader submit` now waits as the 503 says, and gets through later
+        notebook = cluster.server.root / "ps1_tensors.ipynb"
+        notebook.write_bytes(fixture_bytes(A, "correct"))
+        patient = subprocess.Popen(
+            [str(BIN / "grader"), "submit", str(notebook)],
+            env={**os.environ, "GRADER_URL": cluster.server.url, "GRADER_TOKEN": token},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         time.sleep(8)  # the grading finishes meanwhile and cannot be recorded
     finally:
         cluster.postgres.start()
+    out, _ = patient.communicate(timeout=240)
+    assert patient.returncode == 0, out
+    assert "the grader is unavailable for a moment (503: its database); trying again in 5 s" in out
+    assert "graded" in out
     result = cluster.server.wait_graded(token, sid, timeout=120)
     assert result["status"] == "graded" and result["score"] == result["max_score"]
     assert nbgrader_score(cluster, "so-outage") == result["score"]

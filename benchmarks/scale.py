@@ -1,0 +1,225 @@
+"""A burst of submissions through the API of a scaled-out service, with 1 and with 2 worker processes.
+
+    .venv/bin/python benchmarks/scale.py                 # 1,000 submissions per run
+    .venv/bin/python benchmarks/scale.py -n 40 --stock 2 # what the test runs
+
+Each run starts a fresh cluster on this machine (``tests/service/cluster.py``):
+a PostgreSQL and a Redis of its own, ``grader serve --broker-url``, and 1 or 2
+``grader worker`` processes, each on its own course copy and pinned to a CPU
+of its own (``taskset``), as hosts of one CPU each.  N students each upload
+one ps1 notebook (the fixture notebooks, right and wrong, cycling), from 8
+client threads at once; meanwhile a poller asks for submission status as
+students do.  Printed per run: throughput (graded submissions per second,
+first upload to last recorded grade), latency from upload to recorded grade
+(p50/p95/p99, from the service's own timestamps), the API's latency for
+status requests during the burst (p50/p99), and the speed-up of 2 workers
+over 1.  Stock ``nbgrader autograde`` grades a sample of the same notebooks in
+the same run, for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import sqlalchemy as sa  # noqa: E402
+
+from grader import course  # noqa: E402
+from tests.service.cluster import start_cluster  # noqa: E402
+
+A = "ps1_tensors"
+FIXTURES = REPO / "tests" / "fixtures" / "submissions" / A
+CLIENTS = 8
+
+
+@dataclass(frozen=True)
+class Run:
+    workers: int
+    submissions: int
+    seconds: float  # first upload to last recorded grade
+    per_second: float
+    p50: float
+    p95: float
+    p99: float
+    upload_p99: float
+    status_p50: float
+    status_p99: float
+    status_requests: int
+    failed: int
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def notebooks() -> list[bytes]:
+    return [path.read_bytes() for path in sorted(FIXTURES.glob("*.ipynb"))]
+
+
+def burst(workers: int, n: int, bodies: list[bytes]) -> Run:
+    base = Path(tempfile.mkdtemp(prefix=f"grader-scale-{workers}-"))
+    try:
+        with contextlib.contextmanager(start_cluster)(base, hosts=workers, taskset={1: "0", 2: "1"}) as cluster:
+            server = cluster.server
+            store = server.store
+            tokens = [store.issue_token(f"s{i:05d}", "student") for i in range(n)]
+            admin = store.issue_token("bench-admin", "admin")
+            ids: list[int] = []
+            uploads: list[float] = []
+            lock = threading.Lock()
+            done = threading.Event()
+            status_times: list[float] = []
+
+            def upload(i: int) -> None:
+                with server.client(tokens[i]) as client:
+                    started = time.perf_counter()
+                    response = client.post(
+                        "/api/submissions",
+                        data={"assignment": A},
+                        files={"file": ("nb.ipynb", bodies[i % len(bodies)])},
+                    )
+                    elapsed = time.perf_counter() - started
+                assert response.status_code == 202, response.text
+                with lock:
+                    ids.append(int(response.json()["id"]))
+                    uploads.append(elapsed)
+
+            def poll() -> None:
+                rng = random.Random(0)
+                with server.client(admin) as client:
+                    while not done.is_set():
+                        with lock:
+                            known = list(ids)
+                        if not known:
+                            time.sleep(0.05)
+                            continue
+                        started = time.perf_counter()
+                        response = client.get(f"/api/submissions/{rng.choice(known)}")
+                        status_times.append(time.perf_counter() - started)
+                        assert response.status_code == 200, response.text
+                        time.sleep(0.02)
+
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
+            with ThreadPoolExecutor(CLIENTS) as pool:
+                list(pool.map(upload, range(n)))
+            engine = sa.create_engine(cluster.postgres.url())
+            query = sa.text(
+                "SELECT count(*) FILTER (WHERE status IN ('graded', 'failed')), count(*) FROM grader_submissions"
+            )
+            deadline = time.monotonic() + 3600
+            while time.monotonic() < deadline:
+                with engine.connect() as conn:
+                    finished, total = conn.execute(query).one()
+                if finished == total == n:
+                    break
+                time.sleep(0.5)
+            done.set()
+            poller.join(5)
+            with engine.connect() as conn:
+                rows = conn.execute(
+                    sa.text("SELECT received_at, graded_at, status FROM grader_submissions ORDER BY id")
+                ).all()
+            engine.dispose()
+            graded = [r for r in rows if r.graded_at is not None]
+            latencies = [(r.graded_at - r.received_at).total_seconds() for r in graded]
+            first = min(r.received_at for r in rows)
+            last = max(r.graded_at for r in graded)
+            seconds = (last - first).total_seconds()
+            return Run(
+                workers=workers,
+                submissions=n,
+                seconds=seconds,
+                per_second=len(graded) / seconds,
+                p50=statistics.median(latencies),
+                p95=quantile(latencies, 0.95),
+                p99=quantile(latencies, 0.99),
+                upload_p99=quantile(uploads, 0.99),
+                status_p50=statistics.median(status_times) if status_times else float("nan"),
+                status_p99=quantile(status_times, 0.99),
+                status_requests=len(status_times),
+                failed=sum(1 for r in rows if r.status != "graded"),
+            )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def stock(sample: int, bodies: list[bytes]) -> float:
+    """Stock ``nbgrader autograde`` on ``sample`` of the same notebooks: seconds per submission."""
+    if not sample:
+        return float("nan")
+    base = Path(tempfile.mkdtemp(prefix="grader-scale-stock-"))
+    try:
+        root = course.copy_course(base / "course")
+        course.generate_releases(root, [A])
+        for i in range(sample):
+            target = root / "submitted" / f"s{i:05d}" / A
+            target.mkdir(parents=True)
+            (target / f"{A}.ipynb").write_bytes(bodies[i % len(bodies)])
+        started = time.perf_counter()
+        course.autograde(root, A)
+        return (time.perf_counter() - started) / sample
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def table(runs: list[Run], stock_s: float, sample: int) -> str:
+    one = runs[0].per_second
+    lines = [
+        "| workers | submissions | wall s | graded/s | speed-up | upload→grade p50 / p95 / p99 s "
+        "| upload p99 s | status p50 / p99 ms (requests) | not graded |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run.workers} | {run.submissions} | {run.seconds:.1f} | {run.per_second:.2f} | "
+            f"{run.per_second / one:.2f}× | {run.p50:.1f} / {run.p95:.1f} / {run.p99:.1f} | {run.upload_p99:.3f} | "
+            f"{1000 * run.status_p50:.1f} / {1000 * run.status_p99:.1f} ({run.status_requests}) | {run.failed} |"
+        )
+    if sample:
+        lines.append(
+            f"| stock `nbgrader autograde`, {sample} of the same notebooks | {sample} | {stock_s * sample:.1f} | "
+            f"{1 / stock_s:.2f} | {(1 / stock_s) / one:.2f}× | | | | |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=1000, help="submissions per run (default 1000)")
+    parser.add_argument("--stock", type=int, default=20, help="notebooks stock nbgrader grades (default 20)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    course.put_bin_on_path()
+    bodies = notebooks()
+    print(f"{args.n} submissions of {A} ({len(bodies)} fixture notebooks, cycling) from {CLIENTS} clients", flush=True)
+    runs = []
+    for workers in (1, 2):
+        run = burst(workers, args.n, bodies)
+        print(f"  {workers} worker(s): {run.per_second:.2f} graded/s", flush=True)
+        runs.append(run)
+    stock_s = stock(args.stock, bodies)
+    print()
+    print(table(runs, stock_s, args.stock))
+    if args.json:
+        args.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "stock_s_per_submission": stock_s}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
