@@ -232,7 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
     worker = commands.add_parser("worker", help="grade the jobs a broker announces (scale-out: DEPLOYMENT.md)")
     worker.add_argument("--db-url", help="the PostgreSQL database grader serve uses (default: $GRADER_DB_URL)")
-    worker.add_argument("--broker-url", help="the broker grader serve publishes to (default: $GRADER_BROKER_URL)")
+    worker.add_argument(
+        "--broker-url",
+        help="the broker grader serve publishes to (default: $GRADER_BROKER_URL, else GraderService.broker_url, "
+        "else redis://127.0.0.1:6379/0)",
+    )
     worker.add_argument(
         "--concurrency", type=int, default=0, help="kernels at a time (default: the CPUs this process may use)"
     )

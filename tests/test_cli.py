@@ -102,3 +102,16 @@ def test_demo_showcase_names_existing_fixture_submissions() -> None:
     for assignment, examples in demo.SHOWCASE.items():
         for example in examples:
             assert (demo.EXAMPLES / assignment / f"{example}.ipynb").exists(), f"{assignment}/{example}"
+
+
+def test_worker_without_a_shared_database_says_what_to_give(tmp_path: Path) -> None:
+    root = course.copy_course(tmp_path / "course")
+    proc = run("worker", root=root)  # no --db-url: the course's own SQLite file, which other hosts cannot reach
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == (
+        "grader: with a broker, workers on other machines must reach the gradebook: give a PostgreSQL database "
+        "(--db-url postgresql+psycopg2://USER@HOST:5432/DB or GRADER_DB_URL), not SQLite"
+    )
+    proc = run("serve", "--broker-url", "kafka://somewhere", root=root)
+    assert proc.returncode == 2
+    assert "the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST" in proc.stderr

@@ -103,7 +103,9 @@ def _check_scale_out(config: ServiceConfig) -> None:
         raise ConfigurationError(
             f"GraderService.submission_files must be one of {files.KINDS}, not {config.submission_files!r}"
         )
-    if config.broker_url and not config.broker_url.startswith(("redis://", "rediss://", "amqp://", "amqps://")):
+    if config.broker_url and not config.broker_url.startswith(
+        ("redis://", "rediss://", "redis+socket://", "amqp://", "amqps://")
+    ):
         raise ConfigurationError(
             f"the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST, "
             f"not {config.broker_url!r}"

@@ -14,6 +14,7 @@ student's extension (``nbgrader``'s own ``grant_extension``, also
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 
 from .config import ServiceConfig
@@ -117,3 +118,28 @@ def parse_due(text: str) -> dt.datetime | None:
     if value.tzinfo is not None:
         value = value.astimezone(dt.UTC).replace(tzinfo=None)
     return value
+
+
+LATE_POLICY = "late_policy"  # its key in grader_settings
+
+
+def set_late_policy(store: Store, config: ServiceConfig, values: dict[str, object]) -> dict[str, float | str]:
+    """Validate and save the late policy: the course's ``late_policy.json`` (which ``nbgrader_config.py``
+    applies, so stock ``nbgrader autograde`` uses it too) and the database, from which every
+    ``grader worker`` copies it into its own course copy before its next job."""
+    from .. import late_policy
+
+    checked = late_policy.save(config.course_root, values)
+    store.put_setting(LATE_POLICY, json.dumps(checked, sort_keys=True))
+    return checked
+
+
+def apply_late_policy(store: Store, config: ServiceConfig, applied: str | None) -> str | None:
+    """On a worker: write the late policy the database holds into this course copy if it changed since
+    ``applied``; returns what is applied now (the caller reloads its engine's configuration on a change)."""
+    from .. import late_policy
+
+    wanted = store.setting(LATE_POLICY)
+    if wanted is not None and wanted != applied:
+        late_policy.save(config.course_root, json.loads(wanted))
+    return wanted

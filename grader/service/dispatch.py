@@ -55,6 +55,10 @@ class Dispatcher:
         if self.thread is not None:
             self.thread.join(timeout)
 
+    def reload_config(self) -> None:
+        """Nothing to reload here: workers apply a changed late policy before their next job
+        (``deadlines.apply_late_policy``)."""
+
     def health(self) -> list[tuple[str, str]]:
         """The broker and every worker, in words, for the queue page."""
         at = now()

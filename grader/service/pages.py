@@ -257,10 +257,10 @@ async def settings_post(request: Request) -> Response:
         elif action == "policy":
             values: dict[str, object] = {name: fields.get(name) for name in late_policy.FIELDS}
             try:
-                late_policy.save(config.course_root, values)
+                deadlines.set_late_policy(request.app.state.store, config, values)
             except late_policy.PolicyError as error:
                 raise StudentError(str(error)) from None
-            request.app.state.workers.engine.reload_config()
+            request.app.state.workers.reload_config()
             notice = "Late policy saved; gradings from now on use it (regrade to apply it to earlier ones)."
         else:
             raise StudentError("unknown settings action")

@@ -57,6 +57,10 @@ class LocalWorkers:
             thread.join(timeout)
         self.engine.close()
 
+    def reload_config(self) -> None:
+        """The course's configuration changed (the late policy): gradings from now on use it."""
+        self.engine.reload_config()
+
     def health(self) -> list[tuple[str, str]]:
         """Each worker thread and the engine's zygote, in words, for the queue page."""
         rows = [("zygote (warm kernel template)", "running" if self.engine.zygote.alive() else "not running")]

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, Engine
 from . import files, schema
 from .errors import LostClaim
 from .models import Grade, Job, Submission, TestResult, User
-from .tables import jobs, now, submissions, tokens, users
+from .tables import jobs, now, settings, submissions, tokens, users
 
 ROLES = ("student", "ta", "admin")
 
@@ -96,6 +96,19 @@ class Store:
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
         return User(row.id, row.role) if row else None
+
+    # --- settings every worker applies ---------------------------------------------------
+
+    def put_setting(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            done = conn.execute(settings.update().where(settings.c.key == key).values(value=value, updated_at=now()))
+            if done.rowcount == 0:
+                conn.execute(settings.insert().values(key=key, value=value, updated_at=now()))
+
+    def setting(self, key: str) -> str | None:
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(settings.c.value).where(settings.c.key == key)).scalar()
+        return None if value is None else str(value)
 
     # --- submissions and jobs ------------------------------------------------------------
 

@@ -82,6 +82,15 @@ workers = sa.Table(
     sa.Column("stopped_at", sa.DateTime, nullable=True),
 )
 
+# course settings changed on the dashboard that every worker must apply (the late policy)
+settings = sa.Table(
+    "grader_settings",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+)
+
 
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)

@@ -20,11 +20,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .. import course
 from ..engine.engine import Engine
-from . import broker, leases
+from . import broker, deadlines, leases
 from . import config as service_config
 from .config import ServiceConfig
 from .errors import ConfigurationError, DatabaseUnavailable
@@ -34,6 +35,7 @@ from .store import DATABASE_ERRORS, Store
 
 log = logging.getLogger("grader.worker")
 
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 RETRY_LATER: tuple[type[Exception], ...] = (DatabaseUnavailable, *DATABASE_ERRORS)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -58,11 +60,15 @@ class Worker:
         self.engine = engine
         self.name = name
         self.concurrency = concurrency
-        self.held: dict[int, Job] = {}
+        self.held: set[int] = set()  # the jobs this worker's threads are grading
+        self.held_lock = threading.Lock()
+        self.late_policy: str | None = None  # as last applied from the database
+        self.settings_lock = threading.Lock()
         self.stopping = threading.Event()
         self.beating = threading.Thread(target=self._beat, name="grader-heartbeat", daemon=True)
 
     def start(self) -> None:
+        self.apply_settings()
         leases.heartbeat(self.store, self.name, [], self.concurrency)
         self.beating.start()
 
@@ -77,18 +83,30 @@ class Worker:
     def handle(self, job_id: int) -> str:
         """Grade job ``job_id`` if it is ours to grade; what happened, in a word (for the log)."""
         config = self.config
+        self.apply_settings()
         job = leases.claim(self.store, job_id, self.name, config.lease_s, config.max_attempts)
         if job is None:
             log.info("job %s: graded, failed or held by another worker already (a duplicate message)", job_id)
             return "duplicate"
-        self.held[job.id] = job
+        with self.held_lock:
+            self.held.add(job.id)
         try:
             grade_until_recorded(self.store, config, self.engine, job, self._reclaim(job), self.stopping)
         finally:
-            self.held.pop(job.id, None)
+            with self.held_lock:
+                self.held.discard(job.id)
         return "graded"
 
-    def _reclaim(self, job: Job) -> Any:
+    def apply_settings(self) -> None:
+        """The late policy set on the dashboard, into this course copy (one small query per job)."""
+        with self.settings_lock:
+            applied = deadlines.apply_late_policy(self.store, self.config, self.late_policy)
+            if applied != self.late_policy:
+                self.engine.reload_config()
+                log.info("late policy from the database applied: %s", applied)
+                self.late_policy = applied
+
+    def _reclaim(self, job: Job) -> Callable[[], Job | None]:
         config = self.config
         return lambda: leases.claim(self.store, job.id, self.name, config.lease_s, config.max_attempts)
 
@@ -96,7 +114,9 @@ class Worker:
         interval = self.config.lease_s / 3
         while not self.stopping.wait(interval):
             try:
-                leases.heartbeat(self.store, self.name, list(self.held), self.concurrency)
+                with self.held_lock:
+                    held = sorted(self.held)
+                leases.heartbeat(self.store, self.name, held, self.concurrency)
             except DATABASE_ERRORS as error:
                 log.warning("heartbeat: the database did not answer (%s)", type(error).__name__)
 
@@ -105,11 +125,6 @@ def prepare(config: ServiceConfig) -> None:
     """Refuse to start where no job could be graded: the assignments must be in the shared gradebook."""
     from nbgrader.api import Gradebook
 
-    if not config.broker_url:
-        raise ConfigurationError(
-            "grader worker needs a broker: --broker-url redis://HOST:6379/0 (or GRADER_BROKER_URL), and the "
-            "same --db-url as grader serve"
-        )
     with Gradebook(config.db_url) as gradebook:
         known = {a.name for a in gradebook.assignments}
     missing = [a for a in course.assignments(config.course_root) if a not in known]
@@ -123,6 +138,8 @@ def prepare(config: ServiceConfig) -> None:
 def run(db_url: str | None = None, broker_url: str | None = None, concurrency: int = 0, name: str = "") -> int:
     limit_threads()
     config = service_config.load(db_url=db_url, broker_url=broker_url)
+    if not config.broker_url:  # none given anywhere: Redis on this machine
+        config = service_config.load(db_url=db_url, broker_url=DEFAULT_BROKER)
     prepare(config)
     store = Store(config.db_url, upgrade=False)
     concurrency = concurrency or cpu_share()

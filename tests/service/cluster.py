@@ -77,6 +77,10 @@ class Postgres:
     def url(self, database: str = "grader") -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/{database}"
 
+    def socket_url(self, database: str = "grader") -> str:
+        """Through its Unix socket: reachable from a process in a network namespace of its own."""
+        return f"postgresql+psycopg2://postgres@/{database}?host={self.dir}&port={self.port}"
+
     def _ctl(self, *args: str) -> None:
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         subprocess.run(
@@ -118,6 +122,11 @@ class Redis:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def socket_url(self) -> str:
+        """Through its Unix socket: reachable from a process in a network namespace of its own."""
+        return f"redis+socket://{self.dir / 'redis.sock'}?virtual_host=0"
+
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
@@ -132,6 +141,10 @@ class Redis:
                 "no",
                 "--dir",
                 str(self.dir),
+                "--unixsocket",
+                str(self.dir / "redis.sock"),
+                "--unixsocketperm",
+                "700",
             ],
             stdout=(self.dir / "redis.log").open("ab"),
             stderr=subprocess.STDOUT,
@@ -303,13 +316,21 @@ def slow(seconds: float, base: str = "correct") -> bytes:
 
 
 def start_cluster(
-    base: Path, hosts: int = 2, taskset: dict[int, str] | None = None, broker_url: str | None = None
+    base: Path,
+    hosts: int = 2,
+    taskset: dict[int, str] | None = None,
+    broker_url: str | None = None,
+    own_network: bool = False,
 ) -> Iterator[Cluster]:
     """PostgreSQL, a broker (a Redis of its own unless ``broker_url``), ``grader serve`` and ``hosts``
-    workers, each on its own course copy."""
+    workers, each on its own course copy; with ``own_network``, each worker in a network namespace of
+    its own (``unshare --net``: no interface but a loopback that is down), reaching PostgreSQL and Redis
+    only through their Unix sockets, as a host that shares nothing with the others but those servers."""
     postgres = Postgres()
     redis_server = None if broker_url else Redis(base / "redis")
     broker_url = broker_url or redis_server.url  # type: ignore[union-attr]
+    worker_db = postgres.socket_url() if own_network else postgres.url()
+    worker_broker = redis_server.socket_url if own_network and redis_server else broker_url
     server: Server | None = None
     supervisor: Supervisor | None = None
     workers: list[WorkerProcess] = []
@@ -324,7 +345,9 @@ def start_cluster(
         server.start()  # registers the assignments in the shared gradebook
         for n, root in enumerate(roots[1:], start=1):
             extra = ["taskset", "-c", taskset[n]] if taskset and n in taskset else []
-            worker = WorkerProcess(f"host{n}", root, postgres.url(), broker_url, extra)
+            if own_network:
+                extra = ["unshare", "--net", *extra]
+            worker = WorkerProcess(f"host{n}", root, worker_db, worker_broker, extra)
             workers.append(worker)
             worker.start()
         supervisor = Supervisor(workers)

@@ -33,8 +33,10 @@ A = "ps1_tensors"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    # host2 may use one CPU only: its default concurrency follows (the CPU share it has)
-    yield from start_cluster(tmp_path_factory.mktemp("cluster"), hosts=2, taskset={2: "0"})
+    # host2 may use one CPU only: its default concurrency follows (the CPU share it has); with root, each
+    # worker has a network of its own and reaches PostgreSQL and Redis only through their Unix sockets
+    own_network = os.geteuid() == 0
+    yield from start_cluster(tmp_path_factory.mktemp("cluster"), hosts=2, taskset={2: "0"}, own_network=own_network)
 
 
 def upload(cluster: Cluster, student: str, data: bytes) -> tuple[str, int]:
@@ -72,6 +74,9 @@ def test_workers_on_two_hosts_grade_into_postgresql(cluster: Cluster) -> None:
     assert hosts, "no worker wrote an autograded notebook"
     # host2 runs on one CPU: one kernel at a time; torch and BLAS one thread each
     assert "1 kernel(s) at a time on 1 CPU(s)" in cluster.workers[1].log.read_text()
+    if os.geteuid() == 0:  # each worker in a network namespace of its own, as on another host
+        namespaces = {os.readlink(f"/proc/{w.process.pid}/ns/net") for w in cluster.workers if w.process}
+        assert len(namespaces) == 2 and os.readlink("/proc/self/ns/net") not in namespaces
 
 
 def test_worker_killed_mid_grade_is_taken_over_and_recorded_once(cluster: Cluster) -> None:
@@ -249,3 +254,32 @@ def test_worker_refuses_a_database_whose_schema_is_behind(cluster: Cluster) -> N
         engine.dispose()
     assert run.returncode == 2
     assert "is at schema revision 0001, this grader needs 0002" in run.stderr
+
+
+def test_late_policy_set_on_the_dashboard_reaches_every_worker(cluster: Cluster) -> None:
+    """The settings page saves the policy in the database too; each worker writes it into its own course
+    copy before its next job, so a late submission loses the same share whichever host grades it."""
+    import datetime as dt
+    import json
+
+    from grader import late_policy
+    from grader.service import deadlines
+
+    settings = config.load(cluster.server.root, db_url=cluster.postgres.url(), broker_url=cluster.server.broker_url)
+    before = late_policy.current(cluster.server.root)
+    deadlines.set_due_date(settings, A, leases.now() - dt.timedelta(hours=30))  # two started days late
+    policy = {"percent_per_day": 25, "unit": "day", "grace_minutes": 0, "max_percent": 100}
+    try:
+        deadlines.set_late_policy(cluster.server.store, settings, policy)
+        uploaded = [upload(cluster, f"so-late-{n}", fixture_bytes(A, "correct")) for n in range(4)]
+        results = [cluster.server.wait_graded(token, sid) for token, sid in uploaded]
+    finally:
+        deadlines.set_due_date(settings, A, None)
+        deadlines.set_late_policy(cluster.server.store, settings, dict(before))
+    for result in results:
+        assert result["late_penalty"] == pytest.approx(0.5 * result["score"])  # 2 days x 25%, not the default
+    graded_by = {cluster.job(r["id"]).worker for r in results}
+    for worker in cluster.workers:
+        if worker.worker_name in graded_by:
+            applied = json.loads((worker.root / late_policy.POLICY_FILE).read_text())
+            assert applied == {k: (float(v) if k != "unit" else v) for k, v in policy.items()}

@@ -1,4 +1,5 @@
-"""Scale-out: job leases (holder, heartbeat, last publish), submission files in the database, a worker registry.
+"""Scale-out: job leases (holder, heartbeat, last publish), submission files in the database, a worker
+registry, and the settings every worker applies.
 
 Additive only: a service or worker of the previous version keeps working on
 the upgraded database, so the schema can be upgraded before the code.
@@ -37,9 +38,16 @@ def upgrade() -> None:
         sa.Column("heartbeat_at", sa.DateTime, nullable=False),
         sa.Column("stopped_at", sa.DateTime, nullable=True),
     )
+    op.create_table(
+        "grader_settings",
+        sa.Column("key", sa.String(64), primary_key=True),
+        sa.Column("value", sa.Text, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("grader_settings")
     op.drop_table("grader_workers")
     op.drop_table("grader_files")
     with op.batch_alter_table("grader_jobs") as batch:
