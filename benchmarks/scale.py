@@ -71,10 +71,12 @@ def notebooks() -> list[bytes]:
     return [path.read_bytes() for path in sorted(FIXTURES.glob("*.ipynb"))]
 
 
-def burst(workers: int, n: int, bodies: list[bytes]) -> Run:
+def burst(workers: int, n: int, bodies: list[bytes], options: list[str]) -> Run:
     base = Path(tempfile.mkdtemp(prefix=f"grader-scale-{workers}-"))
     try:
-        with contextlib.contextmanager(start_cluster)(base, hosts=workers, taskset={1: "0", 2: "1"}) as cluster:
+        with contextlib.contextmanager(start_cluster)(
+            base, hosts=workers, taskset={1: "0", 2: "1"}, worker_options=options
+        ) as cluster:
             server = cluster.server
             store = server.store
             tokens = [store.issue_token(f"s{i:05d}", "student") for i in range(n)]
@@ -203,14 +205,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1000, help="submissions per run (default 1000)")
     parser.add_argument("--stock", type=int, default=20, help="notebooks stock nbgrader grades (default 20)")
+    parser.add_argument("--workers", default="1,2", help="the worker counts to run, comma-separated (default 1,2)")
+    parser.add_argument(
+        "--concurrency", type=int, default=0, help="kernels at a time per worker (default: the worker's own default)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     course.put_bin_on_path()
     bodies = notebooks()
     print(f"{args.n} submissions of {A} ({len(bodies)} fixture notebooks, cycling) from {CLIENTS} clients", flush=True)
     runs = []
-    for workers in (1, 2):
-        run = burst(workers, args.n, bodies)
+    for workers in (int(n) for n in args.workers.split(",")):
+        run = burst(workers, args.n, bodies, ["--concurrency", str(args.concurrency)] if args.concurrency else [])
         print(f"  {workers} worker(s): {run.per_second:.2f} graded/s", flush=True)
         runs.append(run)
     stock_s = stock(args.stock, bodies)

@@ -76,7 +76,10 @@ def _fast_gradebook() -> None:
         with _lock:
             engine = engines.get(db_url)
             if engine is None:
-                engine = engines[db_url] = create_engine(db_url, echo=False, future=True)
+                # pre-ping on a server database: a pooled connection that died with a database
+                # restart is replaced, not handed to nbgrader (which would fail that notebook's run)
+                ping = not db_url.startswith("sqlite")
+                engine = engines[db_url] = create_engine(db_url, echo=False, future=True, pool_pre_ping=ping)
         self.engine = engine
         self.db = scoped_session(sessionmaker(autoflush=True, bind=engine, future=True))
         if db_url not in ready:

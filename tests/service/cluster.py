@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, free_port
+from .conftest import Server, fixture_bytes, free_port, launch
 
 BIN = Path(sys.executable).parent
 
@@ -181,6 +181,7 @@ class WorkerProcess:
     db_url: str
     broker_url: str
     extra: list[str] = field(default_factory=list)  # e.g. a `taskset` prefix
+    options: list[str] = field(default_factory=list)  # more `grader worker` options
     process: subprocess.Popen[bytes] | None = None
     generation: int = 0  # how many times it was started
 
@@ -195,7 +196,6 @@ class WorkerProcess:
 
     def start(self) -> None:
         self.generation += 1
-        env = dict(os.environ, GRADER_COURSE_ROOT=str(self.root))
         command = [
             str(BIN / "grader"),
             "worker",
@@ -205,25 +205,14 @@ class WorkerProcess:
             self.broker_url,
             "--name",
             self.worker_name,
+            *self.options,
         ]
         with self.log.open("ab") as log:
             log.write(f"\n--- start {self.worker_name}\n".encode())
-        self.process = subprocess.Popen(
-            [*self.extra, *command],
-            cwd=self.root,
-            env=env,
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if f"grader@{self.worker_name} ready" in self.log.read_text(errors="replace"):
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.2)
-        raise RuntimeError(f"worker {self.worker_name} did not start:\n{self.log.read_text()[-4000:]}")
+        self.process = launch([*self.extra, *command], self.root, self.log, self._ready, f"worker {self.worker_name}")
+
+    def _ready(self) -> bool:
+        return f"grader@{self.worker_name} ready" in self.log.read_text(errors="replace")
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -321,6 +310,7 @@ def start_cluster(
     taskset: dict[int, str] | None = None,
     broker_url: str | None = None,
     own_network: bool = False,
+    worker_options: list[str] | None = None,
 ) -> Iterator[Cluster]:
     """PostgreSQL, a broker (a Redis of its own unless ``broker_url``), ``grader serve`` and ``hosts``
     workers, each on its own course copy; with ``own_network``, each worker in a network namespace of
@@ -347,7 +337,7 @@ def start_cluster(
             extra = ["taskset", "-c", taskset[n]] if taskset and n in taskset else []
             if own_network:
                 extra = ["unshare", "--net", *extra]
-            worker = WorkerProcess(f"host{n}", root, worker_db, worker_broker, extra)
+            worker = WorkerProcess(f"host{n}", root, worker_db, worker_broker, extra, list(worker_options or []))
             workers.append(worker)
             worker.start()
         supervisor = Supervisor(workers)

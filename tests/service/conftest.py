@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from grader import course
 from grader.service.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
+POSTGRES = os.environ.get("GRADER_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
 
 
 def free_port() -> int:
@@ -50,29 +54,18 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
     def start(self) -> None:
-        env = dict(os.environ, GRADER_COURSE_ROOT=str(self.root))
         self.log = self.root / "server.log"
         port = self.url.rsplit(":", 1)[1]
-        self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "grader"), "serve", "--port", port]
-            + (["--db-url", self.db_url] if self.db_url else [])
-            + (["--broker-url", self.broker_url] if self.broker_url else []),
-            env=env,
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.3)
-        raise RuntimeError(f"the service did not start:\n{self.log.read_text()[-4000:]}")
+        command = [str(Path(sys.executable).parent / "grader"), "serve", "--port", port]
+        command += ["--db-url", self.db_url] if self.db_url else []
+        command += ["--broker-url", self.broker_url] if self.broker_url else []
+        self.process = launch(command, self.root, self.log, self._healthy, "the service")
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -88,6 +81,45 @@ class Server:
                     return dict(body)
                 time.sleep(0.5)
         raise AssertionError(f"submission {submission_id} not graded in {timeout} s: {body}")
+
+
+def launch(command: list[str], root: Path, log: Path, ready: Callable[[], bool], what: str) -> subprocess.Popen[bytes]:
+    """``command`` on the course copy ``root`` in a process group of its own, logging to ``log``, once
+    ``ready()``; a process that exits first, or is not ready in 2 minutes, fails with its log."""
+    process = subprocess.Popen(
+        command,
+        cwd=root,
+        env=dict(os.environ, GRADER_COURSE_ROOT=str(root)),
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if ready():
+            return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} did not start:\n{log.read_text(errors='replace')[-4000:]}")
+
+
+@contextlib.contextmanager
+def fresh_database(prefix: str) -> Iterator[str]:
+    """A database of its own on the local PostgreSQL (``GRADER_TEST_POSTGRES``), dropped afterwards."""
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    admin = sa.create_engine(f"{POSTGRES}/postgres", isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    except sa.exc.OperationalError as error:
+        raise RuntimeError(f"PostgreSQL is not reachable at {POSTGRES} (.ci/run starts it): {error}") from None
+    try:
+        yield f"{POSTGRES}/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def submit(client: httpx.Client, assignment: str, data: bytes, name: str = "nb.ipynb") -> httpx.Response:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import secrets
 from collections.abc import Iterator
 
 import pytest
@@ -18,26 +16,13 @@ import sqlalchemy as sa
 
 from grader import course
 
-from .conftest import QUICK, Server, fixture_bytes, grade, running_server
-
-SERVER = os.environ.get("GRADER_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
+from .conftest import QUICK, Server, fixture_bytes, fresh_database, grade, running_server
 
 
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
-    name = f"grader_test_{secrets.token_hex(4)}"
-    admin = sa.create_engine(f"{SERVER}/postgres", isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    except sa.exc.OperationalError as error:
-        raise RuntimeError(f"PostgreSQL is not reachable at {SERVER} (.ci/run starts it): {error}") from None
-    try:
-        yield f"{SERVER}/{name}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database("grader_test") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

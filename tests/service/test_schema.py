@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,8 +16,9 @@ from grader.service import schema, tables
 from grader.service.errors import ConfigurationError
 from grader.service.store import Store
 
+from .conftest import fresh_database
+
 GRADER = str(Path(sys.executable).parent / "grader")
-SERVER = os.environ.get("GRADER_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -27,16 +26,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'gradebook.db'}"
         return
-    name = f"grader_schema_{secrets.token_hex(4)}"
-    admin = sa.create_engine(f"{SERVER}/postgres", isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield f"{SERVER}/{name}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database("grader_schema") as database:
+        yield database
 
 
 def test_migrations_build_exactly_the_tables_the_code_uses(url: str) -> None:
