@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import sqlalchemy.exc
+
 from . import course
 from .service.errors import GraderError
 
@@ -295,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except GraderError as error:
         print(f"grader: {error}", file=sys.stderr)
+        return 2
+    except (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError) as error:
+        reason = str(error.orig or error).strip().splitlines()[0]
+        print(f"grader: the database did not answer ({reason}): is it running, and is --db-url right?", file=sys.stderr)
         return 2
 
 

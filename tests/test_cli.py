@@ -112,6 +112,12 @@ def test_worker_without_a_shared_database_says_what_to_give(tmp_path: Path) -> N
         "grader: with a broker, workers on other machines must reach the gradebook: give a PostgreSQL database "
         "(--db-url postgresql+psycopg2://USER@HOST:5432/DB or GRADER_DB_URL), not SQLite"
     )
+    proc = run("worker", "--db-url", "postgresql+psycopg2://postgres@127.0.0.1:1/nowhere", root=root)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        'grader: the database did not answer (connection to server at "127.0.0.1", port 1 failed: Connection '
+        "refused): is it running, and is --db-url right?"
+    )
     proc = run("serve", "--broker-url", "kafka://somewhere", root=root)
     assert proc.returncode == 2
     assert "the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST" in proc.stderr

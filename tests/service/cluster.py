@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, free_port, launch
+from .conftest import Server, fixture_bytes, free_port, launch, wait_ready
 
 BIN = Path(sys.executable).parent
 
@@ -38,7 +38,7 @@ BIN = Path(sys.executable).parent
 SETTINGS = (
     "c.Execute.timeout = 60\n"
     "c.GraderService.notebook_timeout_s = 120\n"
-    "c.GraderService.lease_s = 4\n"
+    "c.GraderService.lease_s = 6\n"
     "c.GraderService.sweep_interval_s = 1\n"
     "c.GraderService.republish_after_s = 8\n"
     "c.GraderService.max_attempts = 3\n"
@@ -209,7 +209,9 @@ class WorkerProcess:
         ]
         with self.log.open("ab") as log:
             log.write(f"\n--- start {self.worker_name}\n".encode())
-        self.process = launch([*self.extra, *command], self.root, self.log, self._ready, f"worker {self.worker_name}")
+        # the process is known at once: a test may kill it as soon as it claims a job, before we see it ready
+        self.process = launch([*self.extra, *command], self.root, self.log)
+        wait_ready(self.process, self._ready, self.log, f"worker {self.worker_name}")
 
     def _ready(self) -> bool:
         return f"grader@{self.worker_name} ready" in self.log.read_text(errors="replace")
@@ -250,7 +252,10 @@ class Supervisor:
                 continue
             for worker in self.workers:
                 if not worker.alive() and self.watching.is_set():
-                    worker.start()
+                    try:
+                        worker.start()
+                    except RuntimeError:
+                        pass  # killed again before it was seen ready: restarted on the next round
                     self.restarts += 1
 
     def close(self) -> None:

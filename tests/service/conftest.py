@@ -59,7 +59,8 @@ class Server:
         command = [str(Path(sys.executable).parent / "grader"), "serve", "--port", port]
         command += ["--db-url", self.db_url] if self.db_url else []
         command += ["--broker-url", self.broker_url] if self.broker_url else []
-        self.process = launch(command, self.root, self.log, self._healthy, "the service")
+        self.process = launch(command, self.root, self.log)
+        wait_ready(self.process, self._healthy, self.log, "the service")
 
     def _healthy(self) -> bool:
         try:
@@ -83,10 +84,9 @@ class Server:
         raise AssertionError(f"submission {submission_id} not graded in {timeout} s: {body}")
 
 
-def launch(command: list[str], root: Path, log: Path, ready: Callable[[], bool], what: str) -> subprocess.Popen[bytes]:
-    """``command`` on the course copy ``root`` in a process group of its own, logging to ``log``, once
-    ``ready()``; a process that exits first, or is not ready in 2 minutes, fails with its log."""
-    process = subprocess.Popen(
+def launch(command: list[str], root: Path, log: Path) -> subprocess.Popen[bytes]:
+    """``command`` on the course copy ``root`` in a process group of its own, logging to ``log``."""
+    return subprocess.Popen(
         command,
         cwd=root,
         env=dict(os.environ, GRADER_COURSE_ROOT=str(root)),
@@ -94,10 +94,14 @@ def launch(command: list[str], root: Path, log: Path, ready: Callable[[], bool],
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def wait_ready(process: subprocess.Popen[bytes], ready: Callable[[], bool], log: Path, what: str) -> None:
+    """Until ``ready()``; a process that exits first, or is not ready in 2 minutes, fails with its log."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if ready():
-            return process
+            return
         if process.poll() is not None:
             break
         time.sleep(0.2)

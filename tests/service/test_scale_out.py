@@ -192,17 +192,21 @@ def test_poison_submission_fails_after_bounded_attempts_and_the_queue_moves(clus
     token, poison = upload(cluster, "so-poison", slow(30))
     poison_job = cluster.job(poison).id
     killed: list[str] = []
+    errors: list[BaseException] = []
     stop = threading.Event()
 
     def killer() -> None:
         while not stop.is_set():
-            row = cluster.job(poison)
-            if row is not None and row.status == "running" and row.worker and row.worker not in killed:
-                try:
-                    cluster.holder(row.worker).kill()
+            try:
+                row = cluster.job(poison)
+                if row is not None and row.status == "running" and row.worker and row.worker not in killed:
+                    holder = cluster.holder(row.worker)
+                    assert holder.alive(), f"{row.worker} holds the job but is not running"
+                    holder.kill()
                     killed.append(row.worker)
-                except StopIteration:
-                    pass
+            except BaseException as error:  # the test fails with it, instead of a killer that died quietly
+                errors.append(error)
+                return
             time.sleep(0.1)
 
     cluster.supervisor.watching.set()
@@ -216,6 +220,7 @@ def test_poison_submission_fails_after_bounded_attempts_and_the_queue_moves(clus
     finally:
         stop.set()
         thread.join(5)
+    assert errors == []
     assert result["status"] == "failed"
     assert result["reason"] == leases.POISON.format(n=3)
     assert len(killed) == 3
