@@ -15,9 +15,11 @@ from typing import Any, NoReturn
 from .misconceptions import (
     DEVICE_NOT_KEPT,
     DTYPE_CHANGED,
+    GRAD_READ_BEFORE_BACKWARD,
     GRAPH_CUT,
     INTEGER_REQUIRES_GRAD,
     NUMPY_NOT_DETACHED,
+    SHAPE_MISMATCH,
     UPDATE_TRACKED,
     VIEW_NON_CONTIGUOUS,
     Misconception,
@@ -39,6 +41,13 @@ _KNOWN_ERRORS: tuple[tuple[str, Misconception], ...] = (
     ("to have the same dtype", DTYPE_CHANGED),
     ("expected scalar type", DTYPE_CHANGED),
     ("result type Float can't be cast", DTYPE_CHANGED),
+    ("Double did not match Float", DTYPE_CHANGED),
+    ("Float did not match Double", DTYPE_CHANGED),
+    ("'NoneType' object has no attribute 'zero_'", GRAD_READ_BEFORE_BACKWARD),
+    ("float() argument must be a string or a real number, not 'NoneType'", GRAD_READ_BEFORE_BACKWARD),
+    ("must match the size of tensor", SHAPE_MISMATCH),
+    ("shapes cannot be multiplied", SHAPE_MISMATCH),
+    ("is invalid for input of size", SHAPE_MISMATCH),
 )
 
 

@@ -128,4 +128,65 @@ NUMPY_COPY = Misconception(
     "torch.as_tensor(..., dtype=other) make a copy.",
 )
 
+GRAD_ZEROED_BEFORE_READ = Misconception(
+    "grad-zeroed-before-read",
+    "the gradients were cleared after backward() but before they were read, so "
+    "the function reports zeros; read (or clone) .grad first, and clear it before "
+    "the next backward().",
+)
+REQUIRES_GRAD_CHANGED = Misconception(
+    "requires-grad-changed",
+    "the function switched requires_grad of the caller's tensor (requires_grad_() "
+    "or .requires_grad = ...); work on a copy (x.detach().clone().requires_grad_()) "
+    "and leave the argument as it came.",
+)
+DERIVATIVE_BY_HAND = Misconception(
+    "derivative-by-hand",
+    "this task asks autograd to compute the gradient; a derivative written out by "
+    "hand gives no grad_fn and breaks as soon as the function changes; build the "
+    "value from the input with torch operations and call backward().",
+)
+ARGUMENT_IGNORED = Misconception(
+    "argument-ignored",
+    "the function ignores one of its arguments (a learning rate, a number of steps, "
+    "a size) and uses a fixed value instead; every call must use the value it is given.",
+)
+GRADIENT_ASCENT = Misconception(
+    "gradient-ascent",
+    "the update moves along the gradient instead of against it, so the loss grows; "
+    "gradient descent subtracts: w -= lr * w.grad.",
+)
+STATE_BETWEEN_CALLS = Misconception(
+    "state-between-calls",
+    "something from an earlier call (a reused leaf tensor, a module-level "
+    "variable, a .grad never cleared) changes the result of the next call; build "
+    "fresh tensors inside the function for every call.",
+)
+WRONG_DIM = Misconception(
+    "wrong-dim",
+    "the reduction or reshape ran over the wrong dimension; name the dimension you "
+    "mean (dim=0 is the batch in an (N, C, H, W) tensor) and check the result's shape.",
+)
+CHANNELS_LAST = Misconception(
+    "channels-last",
+    "the code treats an (N, C, H, W) batch as (N, H, W, C) (or the reverse); in "
+    "PyTorch images are channels-first: channel is dimension 1.",
+)
+VAGUE_ERROR = Misconception(
+    "error-message-vague",
+    "the error raised does not say what was wrong; a ValueError must name the "
+    "shapes it received, so the caller can fix the call.",
+)
+SHAPE_MISMATCH = Misconception(
+    "shape-mismatch",
+    "two tensors whose shapes do not fit were combined; print the shape of every "
+    "operand and compare it with the shapes the task states.",
+)
+
+# --- ps1_tensors (new codes for this assignment go above this line) ---
+
+# --- ps2_autograd (new codes for this assignment go above this line) ---
+
+# --- ps3_regression (new codes for this assignment go above this line) ---
+
 ALL: tuple[Misconception, ...] = tuple(value for value in globals().values() if isinstance(value, Misconception))

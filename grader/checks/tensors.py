@@ -102,11 +102,13 @@ def assert_close(
         if mismatched == 0:
             return None
         total = a.numel()
-        # The worst element relative to what was allowed there.
-        excess = torch.where(bad & torch.isfinite(diff), diff / allowed.clamp_min(1e-300), torch.zeros_like(diff))
-        worst = int(excess.reshape(-1).argmax())
-        worst_diff = float(diff.reshape(-1)[worst])
-        worst_ref = float(e.abs().reshape(-1)[worst])
+        # The worst element relative to what was allowed there, among those with a nonzero reference:
+        # where the reference is 0, any difference the message gave would tell the student that.
+        nonzero = bad & torch.isfinite(diff) & (e != 0)
+        excess = torch.where(nonzero, diff / allowed.clamp_min(1e-300), torch.zeros_like(diff))
+        worst = int(excess.reshape(-1).argmax()) if bool(nonzero.any()) else -1
+        worst_diff = float(diff.reshape(-1)[worst]) if worst >= 0 else 0.0
+        worst_ref = float(e.abs().reshape(-1)[worst]) if worst >= 0 else 0.0
     lines = [
         f"{name} ({describe(actual)}) does not match the reference.",
         f"Mismatched elements: {mismatched} / {total} ({100.0 * mismatched / total:.1f}%)",
@@ -115,12 +117,9 @@ def assert_close(
         lines.append(f"{name} contains {int((~torch.isfinite(a)).sum())} NaN or infinite value(s).")
     else:
         # Only a rounded relative difference: an exact absolute difference plus the student's own
-        # value would give the reference away.  Where the reference is 0, the absolute difference
-        # is the student's own value, which reveals nothing.
-        where = f" at index {_index(worst, a.shape)}" if a.dim() else ""
-        if worst_ref == 0.0:
-            lines.append(f"Greatest absolute difference: {worst_diff:.2g}{where} (the reference is 0 there)")
-        else:
+        # value would give the reference away.
+        if worst >= 0:
+            where = f" at index {_index(worst, a.shape)}" if a.dim() else ""
             lines.append(f"Greatest relative difference: {_percent(worst_diff / worst_ref)}{where}")
         lines.append(f"Allowed: absolute {atol:g} plus relative {rtol:g}")
     fail(lines, hint)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -97,3 +98,19 @@ def test_checks_source_imports_nothing_but_stdlib_torch_and_itself() -> None:
             for name in names:
                 top = name.split(".")[0]
                 assert top == "torch" or top in sys.stdlib_module_names, f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize(
+    ("raise_it", "code"),
+    [
+        (lambda: torch.zeros(2, dtype=torch.float64) @ torch.zeros(2, 3), "dtype-changed"),
+        (lambda: torch.zeros(2, requires_grad=True).grad.zero_(), "grad-before-backward"),  # type: ignore[union-attr]
+        (lambda: float(torch.zeros(2, requires_grad=True).grad), "grad-before-backward"),  # type: ignore[arg-type]
+        (lambda: torch.zeros(3) + torch.zeros(4), "shape-mismatch"),
+        (lambda: torch.zeros(2, 3) @ torch.zeros(4, 5), "shape-mismatch"),
+    ],
+)
+def test_raw_pytorch_errors_are_named(raise_it: Any, code: str) -> None:
+    with pytest.raises(AssertionError) as caught:
+        checks.call(raise_it, name="f")
+    assert f"Likely cause [{code}]" in str(caught.value)

@@ -69,9 +69,18 @@ def test_message_never_contains_the_reference_values() -> None:
     assert "Greatest relative difference: 100% at index (1,)" in text
 
 
-def test_zero_reference_reports_the_students_own_difference() -> None:
+def test_zero_reference_is_never_revealed() -> None:
+    """Saying "the reference is 0 there" (or the difference there) would give a hidden element away."""
     text = message(checks.assert_close, torch.tensor([0.0, 0.25]), torch.zeros(2), name="r")
-    assert "Greatest absolute difference: 0.25 at index (1,) (the reference is 0 there)" in text
+    assert "Mismatched elements: 1 / 2 (50.0%)" in text
+    assert "reference is 0" not in text and "0.25" not in text and "difference" not in text
+
+
+def test_zero_reference_elements_are_skipped_for_the_worst_difference() -> None:
+    text = message(checks.assert_close, torch.tensor([0.5, 3.0]), torch.tensor([0.0, 2.0]), name="r")
+    assert "Mismatched elements: 2 / 2 (100.0%)" in text
+    assert "Greatest relative difference: 50% at index (1,)" in text
+    assert "0.5" not in text
 
 
 def test_nan_is_reported() -> None:
