@@ -19,6 +19,8 @@ from typing import Any
 
 from nbgrader.preprocessors import Execute
 
+from grader import kernel_logging
+
 # What a kernel needs from the grader's environment; everything else stays out.
 KEPT_VARIABLES = (
     "PATH",
@@ -62,6 +64,8 @@ class PrivateExecute(Execute):  # type: ignore[misc]
         return nb, resources
 
     def _clean(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if kernel_logging.EXEC_LINE not in " ".join(self.extra_arguments):
+            self.extra_arguments = [*self.extra_arguments, f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"]
         return {**kwargs, "env": kernel_environment(getattr(self, "_private_home", tempfile.gettempdir()))}
 
     # nbclient's sync entry point wraps the base class's coroutine, so both are overridden.

@@ -20,7 +20,8 @@ a failing test.  Three defences, none of which changes an honest notebook:
 * test cells' source never enters IPython's history (``GradingHistory`` stores
   a placeholder) or the line cache (``GradingCompiler``); ``Guard.forget``
   clears the shell's last result and the ``_``-prefixed names a test cell
-  bound: no later student code can read a hidden test or what it computed.
+  bound (never the student's own): no later student code can read a hidden
+  test or what it computed.
 
 The snapshot lives in this object, which no student-visible name refers to and
 which ``gc`` walks cannot reach. What this cannot stop is
@@ -29,6 +30,7 @@ listed in ``SECURITY.md``.
 
 from __future__ import annotations
 
+import ast
 import operator
 import os
 import sys
@@ -317,15 +319,64 @@ class Guard:
                 found.append(f"the name {name} no longer refers to the {module_name} module")
                 namespace[name] = module
 
-    def forget(self, before: dict[str, Any]) -> None:
+    def forget(self, before: dict[str, Any], code: str) -> None:
         """Remove what a finished test cell left behind: the shell's last result (it holds the
-        cell's source) and the private names it bound. ``before`` is the notebook's namespace as it
-        was before the test cell ran. (History never held the source: see ``GradingHistory``.)"""
+        cell's source) and the private names the test cell itself bound. ``before`` is the
+        notebook's namespace as it was before the test cell ran, ``code`` the cell's source.
+
+        Only names that ``code`` binds (at its top level, or through ``global`` in a function it
+        defines) are touched: a private name the student's own cells defined and the student's
+        function changed while the test called it (a ``_calls`` counter) is the student's state and
+        stays. A private name the test rebound that a student cell had defined gets the student's
+        value back; one only the test bound is deleted. (History never held the source: see
+        ``GradingHistory``.)"""
         namespace = self.shell.user_ns
         self.shell.last_execution_result = None
+        bound = names_bound_by(self.shell.transform_cell(code))
         for key in [k for k, v in namespace.items() if k.startswith("_") and before.get(k, _MISSING) is not v]:
-            if not _ipython_name(key):
+            if _ipython_name(key) or (bound is not None and key not in bound):
+                continue
+            if key in before:
+                namespace[key] = before[key]
+            else:
                 del namespace[key]
+
+
+def names_bound_by(code: str) -> set[str] | None:
+    """The global names ``code`` may bind: assignment, ``for``/``with``/``except``/import targets,
+    ``def`` and ``class`` names, and names a nested function declares ``global``. (A comprehension's
+    variables are local to it; counting them too only widens what ``forget`` looks at among the
+    names that changed.) ``None`` when the code does not parse: then every changed name counts."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+
+    def scope(body: list[ast.stmt]) -> None:  # a nested scope binds only what it declares global
+        for node in (n for stmt in body for n in ast.walk(stmt)):
+            if isinstance(node, ast.Global):
+                names.update(node.names)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            scope(node.body)
+            for child in (*node.decorator_list, *getattr(node, "bases", ()), getattr(node, "args", None)):
+                if child is not None:
+                    visit(child)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
 
 
 def _own_method(obj: Any, key: str, value: Any) -> bool:

@@ -34,6 +34,8 @@ import sys
 import warnings
 from typing import Any
 
+from grader import kernel_logging
+
 from . import protocol, sandbox
 
 PR_SET_PDEATHSIG = 1
@@ -224,6 +226,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     shell = warm.shell
     shell.recorder.watch_descriptors(request["capture"])
     attach(shell)
+    kernel_logging.configure()  # as stock kernels do (grader.isolation.PrivateExecute): log records go to stdout
     guard = warm.guard  # the snapshot: everything as the zygote built it, before any student code
     guard.attached()
     testing = deny_hooks()
@@ -261,7 +264,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
             checked = test
             if test:
                 tampered += [c for c in changes if c not in tampered]
-                guard.forget(before)
+                guard.forget(before, code)
             else:
                 pending += [c for c in changes if c not in pending]
         finally:

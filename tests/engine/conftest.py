@@ -25,8 +25,8 @@ class Session:
     home: str
     workdir: str
 
-    def run(self, code: str, timeout: float | None = 30, grace: float = 4) -> CellRun:
-        return self.kernel.execute(code, timeout, grace)
+    def run(self, code: str, timeout: float | None = 30, grace: float = 4, test: bool = False) -> CellRun:
+        return self.kernel.execute(code, timeout, grace, test=test)
 
 
 @contextmanager
