@@ -64,8 +64,9 @@ class PrivateExecute(Execute):  # type: ignore[misc]
         return nb, resources
 
     def _clean(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if kernel_logging.EXEC_LINE not in " ".join(self.extra_arguments):
-            self.extra_arguments = [*self.extra_arguments, f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"]
+        arguments: list[str] = list(getattr(self, "extra_arguments", []))
+        if kernel_logging.EXEC_LINE not in " ".join(arguments):
+            self.extra_arguments = [*arguments, f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"]
         return {**kwargs, "env": kernel_environment(getattr(self, "_private_home", tempfile.gettempdir()))}
 
     # nbclient's sync entry point wraps the base class's coroutine, so both are overridden.
