@@ -66,6 +66,18 @@ c.Autograde.sanitize_preprocessors = [
 c.LimitOutput.max_lines = 1000
 c.LimitOutput.max_traceback = 100
 
+# --- feedback (nbgrader generate_feedback) ------------------------------------------------
+# The HTML a TA hands out shows what the service's feedback shows: hidden test source is cut out and
+# tracebacks (which quote it) become the error's one line (grader.redaction), and active HTML in
+# student outputs and markdown (scripts, on*= handlers, javascript: links, iframes) is made inert.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "grader.redaction.HideHiddenTests",
+]
+c.HideHiddenTests.enforce_metadata = False  # a student's stray delimiter must not stop a TA's feedback run
+c.HTMLExporter.sanitize_html = True
+
 # --- the grading service (grader serve) ---------------------------------------------
 c.GraderService.port = 8000
 c.GraderService.workers = 4              # kernels at once (2 per core); nbgrader bookkeeping takes turns
