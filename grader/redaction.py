@@ -86,7 +86,7 @@ def inert(output: NotebookNode) -> NotebookNode:
             data.pop(kind, None)
         data.setdefault("text/plain", "(a script or widget output, not shown in feedback)")
     if "text/html" in data:
-        data["text/html"] = clean_html(data["text/html"])
+        data["text/html"] = clean_html(data["text/html"])  # type: ignore[no-untyped-call]
     if "text/markdown" in data:
         data["text/markdown"] = inert_markdown(data["text/markdown"])
     return output
