@@ -7,14 +7,18 @@ with a message that names the misconception, and keeps every other point.
 
 from __future__ import annotations
 
+import io
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from grader import course
+from grader.engine import batch
 from grader.checks import misconceptions
 from tests.fixtures.build import fixtures
+from tests.fixtures.grading import place, results
 from tests.fixtures.spec import Fixture, grade_id, instructor_solutions
 from tests.graded import ASSIGNMENTS, LATE_STUDENT, SOURCE_STUDENT, Graded
 
@@ -91,13 +95,36 @@ def test_every_promised_misconception_has_a_fixture_that_names_it() -> None:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_every_solution_cell_has_two_alternative_correct_fixtures(assignment: str) -> None:
+def test_every_solution_cell_has_three_alternative_correct_fixtures(assignment: str) -> None:
     alternatives: dict[str, int] = {gid: 0 for gid in instructor_solutions(assignment)}
     for fixture in fixtures(assignment):
         if not fixture.fails:
             for gid in fixture.solutions:
                 alternatives[gid] += 1
-    assert {gid: n for gid, n in alternatives.items() if n < 2} == {}
+    assert {gid: n for gid, n in alternatives.items() if n < 3} == {}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_correct_solution_gets_full_marks_under_both_graders(
+    graded: dict[str, Graded], assignment: str, tmp_path: Path
+) -> None:
+    """Zero false failures: each alternative-correct fixture (and the instructor's solution) scores full
+    marks under stock ``nbgrader autograde`` and under ``grader autograde`` (the service's engine)."""
+    correct = [f for f in fixtures(assignment) if not f.fails]
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [assignment])
+    place(root, assignment, correct)
+    assert not batch.run(root, assignment, jobs=2, out=io.StringIO()).failed
+    engine = results(root, assignment)
+    lost = {}
+    for grader, graded_by in (("stock nbgrader", graded[assignment].results), ("grader autograde", engine)):
+        for fixture in correct:
+            cells = graded_by[fixture.name]
+            assert cells, f"{fixture.name} was not graded by {grader}"
+            for gid, cell in cells.items():
+                if cell.score != cell.max_score:
+                    lost[(grader, fixture.name, gid)] = ANSI.sub("", cell.message)[-1500:]
+    assert lost == {}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
