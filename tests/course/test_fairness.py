@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import batch
 from grader.checks import misconceptions
+from grader.engine import batch
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
 from tests.fixtures.spec import Fixture, grade_id, instructor_solutions
