@@ -35,8 +35,11 @@ c.OverwriteCells.add_missing_cells = True
 # A correct solution must never lose points to a warning.  nbgrader scores any stderr output of a
 # test cell as a failure; torch warns on stderr in legitimate code (float() of a tensor that
 # requires grad, for one).  Python warnings have the shape "FILE:LINE: SomethingWarning: text".
+# Log records go to stdout, not stderr, in every grading kernel (grader.kernel_logging).
+from grader.kernel_logging import WARNING_LINE  # noqa: E402
+
 c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"(?m)^.*:\d+: \w*Warning: "
+c.IgnorePattern.pattern = WARNING_LINE
 # Student code runs in a private, empty working directory with a clean environment: from where it
 # runs, no relative path reaches source/, the gradebook or other students' work, and no secret in
 # the grader's environment is visible.  Otherwise nbgrader's own autograde pipeline, unchanged.

@@ -27,8 +27,16 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
     import nbformat
     from nbclient import NotebookClient
 
+    from . import kernel_logging
+
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+        extra_arguments=[f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"],  # logging to stdout, as graded
+    )
     client.execute()
     results: list[CheckResult] = []
     for cell in nb.cells:
@@ -36,7 +44,11 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
         if cell.cell_type != "code" or not meta.get("grade"):
             continue
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
-        stderr = [o for o in cell.get("outputs", []) if o.output_type == "stream" and o.name == "stderr"]
+        stderr = [  # what nbgrader's IgnorePattern does not drop: warnings do not count, as when graded
+            o
+            for o in cell.get("outputs", [])
+            if o.output_type == "stream" and o.name == "stderr" and not re.search(kernel_logging.WARNING_LINE, o.text)
+        ]
         message = ""
         if errors:
             message = f"{errors[0].ename}: {ANSI.sub('', str(errors[0].evalue))}"

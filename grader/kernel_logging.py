@@ -20,6 +20,11 @@ from typing import TextIO
 # What ``python -c`` would start with: ``logging.basicConfig()``'s format, records of WARNING and above.
 FORMAT = logging.BASIC_FORMAT
 
+# Python's warnings on stderr ("FILE:LINE: SomethingWarning: text"): nbgrader's IgnorePattern drops them from
+# test cells (nbgrader_config.py), and ``grader check`` does the same, so a correct solution never loses points
+# to a warning torch raises in legitimate code.
+WARNING_LINE = r"(?m)^.*:\d+: \w*Warning: "
+
 # The line stock kernels run before the first cell (``IPKernelApp.exec_lines``); it leaves no name behind.
 EXEC_LINE = "import grader.kernel_logging as _grader_logging; _grader_logging.configure(); del _grader_logging"
 

@@ -44,6 +44,26 @@ def test_check_passes_a_correct_notebook_and_refuses_a_missing_file(tmp_path: Pa
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
+def test_check_agrees_with_the_graders_on_logging_and_warnings(tmp_path: Path) -> None:
+    """A correct answer that logs or warns passes ``grader check`` as it passes grading (stdout, IgnorePattern)."""
+    nb = nbformat.read(FIXTURES / "ps1_tensors" / "correct.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "describe":
+            cell.source = (
+                "import logging, warnings\n"
+                "def describe(t):\n"
+                "    logging.warning('describing a tensor')\n"
+                "    warnings.warn('just so you know')\n"
+                "    return {'shape': tuple(t.shape), 'dtype': t.dtype, 'device': t.device,"
+                " 'requires_grad': t.requires_grad}"
+            )
+    path = tmp_path / "ps1_tensors.ipynb"
+    nbformat.write(nb, path)
+    proc = run("check", str(path))
+    assert proc.returncode == 0, proc.stdout
+    assert "PASS test_describe (2 points)" in proc.stdout
+
+
 @pytest.fixture
 def scratch_course(tmp_path: Path) -> Path:
     return course.copy_course(tmp_path / "course")
