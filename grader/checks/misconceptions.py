@@ -183,9 +183,52 @@ SHAPE_MISMATCH = Misconception(
     "operand and compare it with the shapes the task states.",
 )
 
+SCALAR_AS_VECTOR = Misconception(
+    "scalar-as-vector",
+    "a scalar has shape (): write torch.tensor(3.0); torch.tensor([3.0]) is a "
+    "vector of shape (1,).",
+)
+
+TOKEN_IDS_NOT_INTEGER = Misconception(
+    "token-ids-not-integer",
+    "token ids index the rows of an embedding table, so they are integers "
+    "(torch.int64, what torch.randint returns), not floats.",
+)
+
+TOKEN_ID_OUT_OF_RANGE = Misconception(
+    "token-id-out-of-range",
+    "with a vocabulary of V tokens the ids are 0, 1, ..., V - 1; "
+    "torch.randint(low, high, size) draws from [low, high), high excluded.",
+)
+
+SHAPE_NOT_CHECKED = Misconception(
+    "shape-not-checked",
+    "the function does not check the shapes it was given, so a torch error (or a "
+    "result of the wrong size) decides instead; check them yourself and raise "
+    "ValueError, naming both shapes, before any arithmetic.",
+)
+
+RESIDUAL_SIGN_FLIPPED = Misconception(
+    "residual-sign-flipped",
+    "a residual is prediction minus target; target minus prediction flips the sign "
+    "of every element.",
+)
+
 # --- ps1_tensors (new codes for this assignment go above this line) ---
 
+TENSOR_NOT_FLOAT = Misconception(
+    "tensor-instead-of-float",
+    "the task asks for a Python float, and a tensor is not one; convert the "
+    "one-element result with .item() (or float()) at the very end, after backward().",
+)
 # --- ps2_autograd (new codes for this assignment go above this line) ---
+
+RANDOM_DRAW_ORDER = Misconception(
+    "random-draw-order",
+    "the numbers come from the right seed but are drawn in another order; the task fixes the "
+    "order: seed once, draw footfall with torch.rand first, then the noise with torch.randn, "
+    "from the same random stream.",
+)
 
 # --- ps3_regression (new codes for this assignment go above this line) ---
 
