@@ -21,7 +21,9 @@ from .tables import now
 
 # nbgrader's own ``assignment`` table, read directly: a Gradebook per status request would open a new
 # database connection each time (expensive on PostgreSQL), for one column
-_assignment = sa.table("assignment", sa.column("name", sa.String), sa.column("duedate", sa.DateTime))
+_assignment = sa.table(
+    "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
+)
 
 
 @functools.lru_cache(maxsize=16)
@@ -29,12 +31,30 @@ def _engine(db_url: str) -> sa.Engine:
     return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
 
 
-def due_date(config: ServiceConfig, assignment: str) -> dt.datetime | None:
-    """The assignment's due date in nbgrader's gradebook (naive UTC), or None."""
+_submitted = sa.table(
+    "submitted_assignment",
+    sa.column("assignment_id", sa.String),
+    sa.column("student_id", sa.String),
+    sa.column("extension", sa.Interval),
+)
+
+
+def due_date(config: ServiceConfig, assignment: str, student: str | None = None) -> dt.datetime | None:
+    """The assignment's due date in nbgrader's gradebook (naive UTC), or None; for a ``student``,
+    moved by their extension, as intake (``deadlines.deadline``) and nbgrader's late penalty see it."""
     query = sa.select(_assignment.c.duedate).where(_assignment.c.name == assignment)
     with _engine(config.db_url).connect() as conn:
         value = conn.execute(query).scalar()
-    return value if isinstance(value, dt.datetime) else None
+        if not isinstance(value, dt.datetime):
+            return None
+        if student is None:
+            return value
+        extension = conn.execute(
+            sa.select(_submitted.c.extension)
+            .join(_assignment, _assignment.c.id == _submitted.c.assignment_id)
+            .where(_assignment.c.name == assignment, _submitted.c.student_id == student)
+        ).scalar()
+    return value + extension if isinstance(extension, dt.timedelta) else value
 
 
 def view(
@@ -59,7 +79,7 @@ def view(
         graded_at=received_at_utc(submission.graded_at) if submission.graded_at else None,
     )
     policy = config.policy(submission.assignment)
-    due = due_date(config, submission.assignment)
+    due = due_date(config, submission.assignment, submission.student)  # with the student's extension
     shown = staff or policy == "immediate" or (policy == "after_deadline" and due is not None and now() >= due)
     if shown:
         body["tests"] = [

@@ -169,3 +169,20 @@ def test_after_deadline_policy_shows_per_test_results_once_the_due_date_has_pass
         set_due(strict, "ps3_regression", _utcnow() - dt.timedelta(minutes=1))
         after = client.get(f"/api/submissions/{submission_id}").json()
     assert any("sum-instead-of-mean" in t["message"] for t in after["tests"] if not t["passed"])
+
+
+def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict: Server) -> None:
+    """Intake takes the extended due date; feedback must too, or a student with an extension would
+    read per-test results while still allowed to resubmit (issue 16)."""
+    set_due(strict, "ps3_regression", _utcnow() - dt.timedelta(minutes=5))
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(strict.root))
+    grader = str(Path(sys.executable).parent / "grader")
+    command = [grader, "extension", "extended-eve", "ps3_regression", "--hours", "24"]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    token = strict.token("extended-eve")
+    with strict.client(token) as client:
+        response = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "correct"))
+        assert response.status_code == 202, response.text  # on time, thanks to the extension
+        body = strict.wait_graded(token, response.json()["id"], timeout=300)
+    assert body["late_penalty"] == 0
+    assert "tests" not in body and body["tests_hidden_until"] == "the due date"
