@@ -7,6 +7,7 @@ gradebook by running the ``alembic`` executable found there).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COURSE_FILES = ("nbgrader_config.py", "source", "release")
+OPTIONAL_COURSE_FILES = ("late_policy.json",)  # the late policy set from the dashboard (grader.late_policy)
 
 
 class NbgraderError(RuntimeError):
@@ -100,7 +102,7 @@ def generate_releases(root: Path = REPO_ROOT, names: Iterable[str] | None = None
 def copy_course(destination: Path, root: Path = REPO_ROOT) -> Path:
     """A working copy of the course (config, source, release) with no run-time data."""
     destination.mkdir(parents=True, exist_ok=True)
-    for name in COURSE_FILES:
+    for name in COURSE_FILES + tuple(n for n in OPTIONAL_COURSE_FILES if (root / n).exists()):
         src = root / name
         if src.is_dir():
             shutil.copytree(src, destination / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -114,13 +116,23 @@ def place_submission(root: Path, student: str, assignment: str, notebook: Path) 
     return place_notebook(root, student, assignment, notebook.read_bytes())
 
 
-def place_notebook(root: Path, student: str, assignment: str, data: bytes) -> Path:
-    """Put a notebook's bytes where ``nbgrader autograde`` looks for them."""
+def place_notebook(
+    root: Path, student: str, assignment: str, data: bytes, received_at: dt.datetime | None = None
+) -> Path:
+    """Put a notebook's bytes where ``nbgrader autograde`` looks for them; with ``received_at``
+    (naive UTC), the ``timestamp.txt`` nbgrader's late policy reads."""
     target = root / "submitted" / student / assignment
     target.mkdir(parents=True, exist_ok=True)
     destination = target / f"{assignment}.ipynb"
     destination.write_bytes(data)
+    if received_at is not None:
+        (target / "timestamp.txt").write_text(timestamp_text(received_at))
     return destination
+
+
+def timestamp_text(received_at: dt.datetime) -> str:
+    """``timestamp.txt`` for a submission received at ``received_at`` (naive UTC)."""
+    return f"{received_at.isoformat(sep=' ')} UTC\n"
 
 
 def autograde(root: Path, assignment: str, student: str | None = None, *extra: str) -> str:

@@ -15,6 +15,7 @@ from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
 from . import auth, exchange_api, export, feedback, intake, pages
+from . import regrade as regrade_rules
 from .config import ServiceConfig
 from .dispatch import Dispatcher
 from .errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
@@ -157,7 +158,7 @@ async def grades_csv(request: Request) -> Response:
 
 async def regrade(request: Request) -> Response:
     """
-    summary: Regrade one submission, or the latest attempt of one student or a whole assignment (staff).
+    summary: Regrade one submission, or the attempt that counts of one student or a whole assignment (staff).
     requestBody:
       content:
         application/json:
@@ -182,12 +183,11 @@ async def regrade(request: Request) -> Response:
         raise StudentError("give submission_id, student and/or assignment")
     store: Store = request.app.state.store
     if "submission_id" in body:
-        chosen = [s for s in store.submissions() if s.id == body["submission_id"]]
+        chosen = regrade_rules.select(store, request.app.state.config, submission_id=body["submission_id"])
     else:
-        latest: dict[tuple[str, str], int] = {}
-        for s in store.submissions(student=body.get("student"), assignment=body.get("assignment")):
-            latest[(s.student, s.assignment)] = s.id
-        chosen = [s for s in store.submissions() if s.id in set(latest.values())]
+        chosen = regrade_rules.select(
+            store, request.app.state.config, student=body.get("student"), assignment=body.get("assignment")
+        )
     if not chosen:
         raise NotFound("nothing to regrade")
     count = store.enqueue([s.id for s in chosen])

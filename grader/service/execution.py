@@ -20,6 +20,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from .. import course
 from ..engine.autograde import DATABASE_FAILED
 from ..engine.engine import Engine
 from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
@@ -75,7 +76,7 @@ def place(config: ServiceConfig, submission: Submission, notebook_name: str, dat
     folder.mkdir(parents=True)
     target = folder / f"{notebook_name}.ipynb"
     target.write_bytes(data)
-    (folder / "timestamp.txt").write_text(f"{submission.received_at.isoformat(sep=' ')} UTC\n")
+    (folder / "timestamp.txt").write_text(course.timestamp_text(submission.received_at))
     return target
 
 

@@ -1,8 +1,14 @@
 """Regrading an assignment after its tests changed: first a dry run that shows the score diff, then the real thing.
 
+What a regrade selects is one function, ``select``, which every door calls (``POST
+/api/admin/regrade``, the assignment page, ``grader regrade``): the attempt that counts
+(``gradebook.counting``) of each chosen student, or one submission by id.
+
 The dry run grades the attempt that counts of every student again, in a scratch copy of the
-course (its configuration and ``source/``, released there into a scratch gradebook), with the
-same engine and limits as the service, and compares each test's points with what is recorded.
+course (its configuration, late policy and ``source/``, released there into a scratch gradebook
+that gets the course's due date and every extension; each attempt keeps the time the service
+received it), with the same engine and limits as the service, and compares each test's points,
+and the final score (raw score less the late penalty), with what is recorded.
 Nothing of the course, its gradebook or the service's records is written. Applying queues those
 attempts for the service's workers, which grade them against the course's gradebook: run
 ``grader release ASSIGNMENT`` after editing the tests, so the gradebook holds the new ones.
@@ -31,8 +37,8 @@ class ScoreChange:
 
     student: str
     submission_id: int
-    before: float
-    after: float | None  # None: the dry run could not grade it (see ``problem``)
+    before: float  # the final score recorded: raw score less the late penalty
+    after: float | None  # the final score the current tests, due date and late policy give; None: see ``problem``
     changed_tests: tuple[tuple[str, float, float], ...]  # (test, points before, points after)
     problem: str = ""
 
@@ -52,12 +58,27 @@ class DryRun:
         return tuple(c for c in self.changes if c.delta != 0 or c.changed_tests)
 
 
-def counting_attempts(store: Store, config: ServiceConfig, assignment: str) -> list[Submission]:
-    by_student: dict[str, list[Submission]] = {}
-    for submission in store.submissions(assignment=assignment):
-        by_student.setdefault(submission.student, []).append(submission)
+def select(
+    store: Store,
+    config: ServiceConfig,
+    *,
+    submission_id: int | None = None,
+    student: str | None = None,
+    assignment: str | None = None,
+) -> list[Submission]:
+    """What a regrade grades again: the submission ``submission_id``, else the attempt that counts
+    of each student (``student``, or all) in each assignment (``assignment``, or all)."""
+    if submission_id is not None:
+        return [s for s in store.submissions(student=student, assignment=assignment) if s.id == submission_id]
+    by_student: dict[tuple[str, str], list[Submission]] = {}
+    for submission in store.submissions(student=student, assignment=assignment):
+        by_student.setdefault((submission.assignment, submission.student), []).append(submission)
     chosen = (gradebook.counting(attempts, config.counting) for attempts in by_student.values())
-    return sorted((c for c in chosen if c is not None), key=lambda s: s.student)
+    return sorted((c for c in chosen if c is not None), key=lambda s: (s.assignment, s.student))
+
+
+def _final(score: float | None, penalty: float | None) -> float:
+    return (score or 0.0) - (penalty or 0.0)
 
 
 def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None) -> DryRun:
@@ -67,27 +88,32 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
     if assignment not in course.assignments(config.course_root):
         raise NotFound(f"no assignment {assignment!r} in {config.course_root / 'source'}")
     started = time.monotonic()
-    attempts = counting_attempts(store, config, assignment)
+    attempts = select(store, config, assignment=assignment)
     scratch = Path(tempfile.mkdtemp(prefix="grader-regrade-"))
     try:
         root = course.copy_course(scratch / "course", config.course_root)
         course.generate_releases(root, [assignment])
+        _copy_deadlines(config.db_url, course.gradebook_url(root), assignment)
         for submission in attempts:
-            course.place_notebook(root, submission.student, assignment, store.notebook(submission))
+            data = store.notebook(submission)
+            course.place_notebook(root, submission.student, assignment, data, submission.received_at)
         graded: dict[str, dict[str, float]] = {}
+        penalties: dict[str, float] = {}
         problem = ""
         if attempts:
             problem = _autograde(root, assignment, jobs)
             for row in course.cell_scores(root, assignment):
                 graded.setdefault(row.student, {})[row.grade_id] = row.score
+            penalties = _penalties(course.gradebook_url(root), assignment)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     changes = []
     for submission in attempts:
         before = {t.name: t.points for t in store.results(submission.id)}
+        recorded = _final(submission.score, submission.late_penalty)
         if submission.student not in graded:
             why = problem or "not graded"
-            changes.append(ScoreChange(submission.student, submission.id, submission.score or 0.0, None, (), why))
+            changes.append(ScoreChange(submission.student, submission.id, recorded, None, (), why))
             continue
         after = graded[submission.student]
         tests = tuple(
@@ -95,10 +121,37 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
             for name in sorted(set(before) | set(after))
             if before.get(name, 0.0) != after.get(name, 0.0)
         )
-        changes.append(
-            ScoreChange(submission.student, submission.id, submission.score or 0.0, sum(after.values()), tests)
-        )
+        final = _final(sum(after.values()), penalties.get(submission.student))
+        changes.append(ScoreChange(submission.student, submission.id, recorded, round(final, 6), tests))
     return DryRun(assignment, tuple(changes), time.monotonic() - started)
+
+
+def _copy_deadlines(course_url: str, scratch_url: str, assignment: str) -> None:
+    """The course's due date of ``assignment`` and every student's extension, into the scratch gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course_url) as source:
+        try:
+            found = source.find_assignment(assignment)
+        except MissingEntry:
+            return
+        due = found.duedate
+        extensions = {s.student.id: s.extension for s in found.submissions if s.extension is not None}
+    with Gradebook(scratch_url) as scratch:
+        scratch.update_or_create_assignment(assignment, duedate=due)
+        for student, extension in extensions.items():
+            scratch.update_or_create_student(student)
+            scratch.update_or_create_submission(assignment, student, extension=extension)
+
+
+def _penalties(scratch_url: str, assignment: str) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(scratch_url) as scratch:
+        return {
+            s.student.id: float(s.late_submission_penalty or 0.0)
+            for s in scratch.find_assignment(assignment).submissions
+        }
 
 
 def _autograde(root: Path, assignment: str, jobs: int | None) -> str:
@@ -119,7 +172,7 @@ def _autograde(root: Path, assignment: str, jobs: int | None) -> str:
 
 def apply(store: Store, config: ServiceConfig, assignment: str) -> int:
     """Queue every counting attempt of ``assignment`` for regrading; how many."""
-    attempts = counting_attempts(store, config, assignment)
+    attempts = select(store, config, assignment=assignment)
     if not attempts:
         raise NotFound(f"no graded submissions of {assignment} to regrade")
     return store.enqueue([s.id for s in attempts])

@@ -186,3 +186,42 @@ def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict
         body = strict.wait_graded(token, response.json()["id"], timeout=300)
     assert body["late_penalty"] == 0
     assert "tests" not in body and body["tests_hidden_until"] == "the due date"
+
+
+def test_every_regrade_door_selects_the_attempt_that_counts(strict: Server) -> None:
+    """``POST /api/admin/regrade`` took the latest attempt while the page and the CLI took the one that
+    counts (issue 16); with ``counting = "best"`` they differ. All doors call ``regrade.select``."""
+    from grader.service import regrade
+    from grader.service.config import load
+
+    attempts = strict.store.submissions(student="best-bea", assignment="ps3_regression")
+    assert len(attempts) == 2 and attempts[0].score > attempts[1].score  # the best is the earlier one
+    best = attempts[0].id
+    selected = [s.id for s in regrade.select(strict.store, load(strict.root), assignment="ps3_regression")]
+    assert best in selected and attempts[1].id not in selected  # what the page and grader regrade queue
+    with strict.client(strict.token("ta-ted", "ta")) as client:
+        queued = client.post("/api/admin/regrade", json={"student": "best-bea", "assignment": "ps3_regression"})
+    assert queued.status_code == 202 and queued.json()["submissions"] == [best]
+    strict.wait_graded(strict.token("best-bea"), best, timeout=300)
+
+
+def test_a_regrade_dry_run_after_a_due_date_change_shows_the_late_penalty_going(strict: Server) -> None:
+    """Moving a due date later, the dry run said nobody would change, while the real regrade (and stock
+    nbgrader on a copy) took the late penalty away (issue 16): the dry run keeps the due date, the
+    extensions and each attempt's time, and compares final scores."""
+    set_due(strict, "ps3_regression", _utcnow() - dt.timedelta(hours=30))  # two started days late: 20%
+    token = strict.token("late-lou")
+    with strict.client(token) as client:
+        response = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "correct"))
+        assert response.status_code == 202, response.text
+        body = strict.wait_graded(token, response.json()["id"], timeout=300)
+    assert body["late_penalty"] == pytest.approx(0.2 * body["score"])
+    set_due(strict, "ps3_regression", _utcnow() + dt.timedelta(days=1))
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(strict.root))
+    grader = str(Path(sys.executable).parent / "grader")
+    dry = subprocess.run(
+        [grader, "regrade", "ps3_regression", "--dry-run"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert dry.returncode == 0, dry.stderr
+    line = next(ln for ln in dry.stdout.splitlines() if ln.startswith("late-lou"))
+    assert line.split()[2:5] == [f"{body['final_score']:g}", f"{body['score']:g}", f"{body['late_penalty']:+g}"]
