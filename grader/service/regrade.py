@@ -182,7 +182,7 @@ def report(run: DryRun) -> str:
     """The dry run as a plain-text table: every student whose score or test points would change."""
     lines = [
         f"Dry run of a regrade of {run.assignment}: {len(run.changes)} students, {len(run.changed)} would change "
-        f"({run.seconds:.1f} s). Nothing was written."
+        f"({run.seconds:.1f} s). Nothing was written. Scores are final: raw score less the late penalty."
     ]
     if run.changed:
         lines.append(f"{'student':<24} {'submission':>10} {'before':>8} {'after':>8} {'change':>8}  tests")

@@ -255,11 +255,15 @@ def test_a_regrade_dry_run_shows_the_diff_and_writes_nothing(
     carol = server.store.submissions(student="carol")[-1]
     # carol's counting attempt failed that test (3 points); nobody else's score changes
     assert "3 students, 1 would change" in cli.stdout
+    # final scores (raw less the late penalty, which keeps its share: carol was late)
+    share = 1 - (carol.late_penalty or 0) / (carol.score or 1)
+    before, after = (carol.score or 0) * share, ((carol.score or 0) + 3) * share
+    expected = [f"{round(before, 6):g}", f"{round(after, 6):g}", f"{round(after - before, 6):+g}"]
     line = next(ln for ln in cli.stdout.splitlines() if ln.startswith("carol"))
-    assert line.split()[:5] == ["carol", str(carol.id), f"{carol.score:g}", f"{(carol.score or 0) + 3:g}", "+3"]
+    assert line.split()[:5] == ["carol", str(carol.id), *expected]
     assert "test_gradient_of_repeat 0->3" in line
     assert page.status_code == 200 and "1 of 3 students would change" in page.text
-    assert cells(page.text, "carol")[:4] == [str(carol.id), f"{carol.score:g}", f"{(carol.score or 0) + 3:g}", "+3"]
+    assert cells(page.text, "carol")[:4] == [str(carol.id), *expected]
     # nothing written: the service's records, its queue and nbgrader's gradebook are as they were
     assert {s.id: (s.score, server.store.results(s.id)) for s in server.store.submissions(assignment=A)} == recorded
     assert server.store.queue_counts() == jobs_before
