@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import sqlalchemy.exc
@@ -12,15 +13,16 @@ from .service.errors import GraderError
 
 
 def _release(args: argparse.Namespace) -> int:
-    course.generate_releases(course.REPO_ROOT, args.assignments or None)
-    print(f"release/ regenerated for: {', '.join(args.assignments or course.assignments())}")
+    root = course.locate()[0]
+    course.generate_releases(root, args.assignments or None)
+    print(f"release/ regenerated for: {', '.join(args.assignments or course.assignments(root))}")
     return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
     from . import demo
 
-    print(demo.table(demo.run()))
+    print(demo.table(demo.run(course.locate()[0])))
     print(
         "\nAutograded notebooks: autograded/<student>/<assignment>/; gradebook: gradebook.db "
         "(`nbgrader export`, `nbgrader formgrader` read it)."
@@ -29,12 +31,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from .engine import batch
 
     try:
-        result = batch.run(Path(args.course), args.assignment, args.student or None, args.jobs, force=not args.no_force)
+        root = course.locate()[0]
+        result = batch.run(root, args.assignment, args.student or None, args.jobs, force=not args.no_force)
     except batch.BatchError as error:
         print(f"grader autograde: {error}", file=sys.stderr)
         return 2
@@ -201,6 +203,7 @@ def _regrade(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="The autograded PyTorch course.")
+    parser.add_argument("--course", dest="top_course", help=COURSE_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
     release = commands.add_parser("release", help="regenerate release/ from source/ (nbgrader generate_assignment)")
     release.add_argument("assignments", nargs="*", help="assignment names (default: all)")
@@ -215,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.add_argument("--student", action="append", help="only this student (repeatable; default: everyone)")
     autograde.add_argument("--jobs", type=int, help="kernels at a time (default: twice the CPU count)")
     autograde.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
-    autograde.add_argument("--course", default=str(course.REPO_ROOT), help="course root (default: this repository)")
+    autograde.add_argument("--course", help=COURSE_HELP)
     autograde.set_defaults(func=_autograde)
     serve = commands.add_parser("serve", help="run the grading service for this course on localhost")
     serve.add_argument("--host")
@@ -286,10 +289,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COURSE_HELP = (
+    "the course root (default: $GRADER_COURSE_ROOT, else the current directory if it holds nbgrader_config.py, "
+    "else the installed course)"
+)
+STUDENT_COMMANDS = ("check", "submit")  # these work on a student's own notebook, not on a course
+
+
 def main(argv: list[str] | None = None) -> int:
     # nbgrader creates a gradebook by running `alembic`: this environment's bin must be on PATH.
     course.put_bin_on_path()
     args = build_parser().parse_args(argv)
+    previous = os.environ.get("GRADER_COURSE_ROOT")
+    if args.command not in STUDENT_COMMANDS:
+        # Every command finds the course as nbgrader does, says which, and hands it on (the service's
+        # configuration and nbgrader_config.py read $GRADER_COURSE_ROOT).
+        root, how = course.locate(getattr(args, "course", None) or args.top_course)
+        os.environ["GRADER_COURSE_ROOT"] = str(root)
+        print(f"grader: course {root} ({how})", file=sys.stderr)
+    try:
+        return _run(args)
+    finally:
+        if previous is None:
+            os.environ.pop("GRADER_COURSE_ROOT", None)
+        else:
+            os.environ["GRADER_COURSE_ROOT"] = previous
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except course.NbgraderError as error:

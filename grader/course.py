@@ -37,6 +37,20 @@ class CellScore:
     max_score: float
 
 
+def locate(explicit: str | Path | None = None, cwd: Path | None = None) -> tuple[Path, str]:
+    """Where the course is, and how it was found, as nbgrader finds it: ``--course`` (``explicit``),
+    else ``$GRADER_COURSE_ROOT``, else the current directory when it holds ``nbgrader_config.py``,
+    else the repository this package is installed from."""
+    if explicit:
+        return Path(explicit).resolve(), "--course"
+    if os.environ.get("GRADER_COURSE_ROOT"):
+        return Path(os.environ["GRADER_COURSE_ROOT"]).resolve(), "$GRADER_COURSE_ROOT"
+    here = (cwd or Path.cwd()).resolve()
+    if (here / "nbgrader_config.py").is_file():
+        return here, "the current directory"
+    return REPO_ROOT, "the installed course"
+
+
 def assignments(root: Path = REPO_ROOT) -> list[str]:
     """Assignment names, in course order (the folder names under source/)."""
     return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))

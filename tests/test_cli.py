@@ -128,16 +128,46 @@ def test_worker_without_a_shared_database_says_what_to_give(tmp_path: Path) -> N
     root = course.copy_course(tmp_path / "course")
     proc = run("worker", root=root)  # no --db-url: the course's own SQLite file, which other hosts cannot reach
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stderr.strip() == (
+    assert proc.stderr.strip().splitlines()[-1] == (
         "grader: with a broker, workers on other machines must reach the gradebook: give a PostgreSQL database "
         "(--db-url postgresql+psycopg2://USER@HOST:5432/DB or GRADER_DB_URL), not SQLite"
     )
     proc = run("worker", "--db-url", "postgresql+psycopg2://postgres@127.0.0.1:1/nowhere", root=root)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == (
+    assert proc.stderr.strip().splitlines()[-1] == (
         'grader: the database did not answer (connection to server at "127.0.0.1", port 1 failed: Connection '
         "refused): is it running, and is --db-url right?"
     )
     proc = run("serve", "--broker-url", "kafka://somewhere", root=root)
     assert proc.returncode == 2
     assert "the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST" in proc.stderr
+
+
+def test_every_command_finds_the_course_as_nbgrader_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``grader autograde`` inside a copy of the course graded the installed checkout's ``submitted/``
+    (issue 16); now: ``--course``, else ``$GRADER_COURSE_ROOT``, else the current directory when it
+    holds ``nbgrader_config.py``, else the installed course, and the command says which."""
+    copy = course.copy_course(tmp_path / "course")
+    course.generate_releases(copy, ["ps1_tensors"])
+    course.place_submission(copy, "here-hana", "ps1_tensors", FIXTURES / "ps1_tensors" / "correct.ipynb")
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_COURSE_ROOT"}
+
+    def grader(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([GRADER, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+    inside = grader("autograde", "ps1_tensors", cwd=copy)
+    assert inside.returncode == 0, inside.stderr
+    assert f"grader: course {copy.resolve()} (the current directory)" in inside.stderr
+    assert (copy / "autograded" / "here-hana" / "ps1_tensors" / "ps1_tensors.ipynb").exists()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    explicit = grader("--course", str(copy), "release", "ps1_tensors", cwd=elsewhere)
+    assert explicit.returncode == 0, explicit.stderr
+    assert f"grader: course {copy.resolve()} (--course)" in explicit.stderr
+    monkeypatch.delenv("GRADER_COURSE_ROOT", raising=False)
+    assert course.locate(cwd=elsewhere) == (course.REPO_ROOT, "the installed course")
+    assert course.locate(cwd=copy) == (copy.resolve(), "the current directory")
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(elsewhere))
+    assert course.locate(cwd=copy) == (elsewhere.resolve(), "$GRADER_COURSE_ROOT")
+    assert course.locate(copy, cwd=elsewhere) == (copy.resolve(), "--course")
