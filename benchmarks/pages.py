@@ -56,7 +56,7 @@ def populate(root: Path, students: int, attempts: int, seed: int = 0) -> dict[st
 
     rng = random.Random(seed)
     url = course.gradebook_url(root)
-    store = Store(url)
+    store = Store(url, create=True)  # a scratch course: its empty database gets the tables
     names = [f"s{i:04d}" for i in range(students)]
     assignments = course.assignments(root)
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)

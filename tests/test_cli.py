@@ -66,7 +66,19 @@ def test_check_agrees_with_the_graders_on_logging_and_warnings(tmp_path: Path) -
 
 @pytest.fixture
 def scratch_course(tmp_path: Path) -> Path:
-    return course.copy_course(tmp_path / "course")
+    """A fresh course whose (empty) database got the service's tables from ``grader db upgrade``."""
+    root = course.copy_course(tmp_path / "course")
+    upgraded = run("db", "upgrade", root=root)
+    assert upgraded.returncode == 0 and "service schema: empty -> " in upgraded.stdout, upgraded.stderr
+    return root
+
+
+def test_a_command_on_a_database_without_the_service_tables_says_what_to_run(tmp_path: Path) -> None:
+    root = course.copy_course(tmp_path / "course")
+    proc = run("tokens", "issue", "tara", root=root)
+    assert proc.returncode == 2
+    assert "has no grading service tables yet: start `grader serve` once" in proc.stderr
+    assert proc.stdout == ""
 
 
 def test_roster_adds_students_to_the_gradebook_and_issues_tokens(scratch_course: Path) -> None:

@@ -185,8 +185,7 @@ SHAPE_MISMATCH = Misconception(
 
 SCALAR_AS_VECTOR = Misconception(
     "scalar-as-vector",
-    "a scalar has shape (): write torch.tensor(3.0); torch.tensor([3.0]) is a "
-    "vector of shape (1,).",
+    "a scalar has shape (): write torch.tensor(3.0); torch.tensor([3.0]) is a vector of shape (1,).",
 )
 
 TOKEN_IDS_NOT_INTEGER = Misconception(
@@ -210,8 +209,13 @@ SHAPE_NOT_CHECKED = Misconception(
 
 RESIDUAL_SIGN_FLIPPED = Misconception(
     "residual-sign-flipped",
-    "a residual is prediction minus target; target minus prediction flips the sign "
-    "of every element.",
+    "a residual is prediction minus target; target minus prediction flips the sign of every element.",
+)
+
+COLUMN_NOT_SQUEEZED = Misconception(
+    "column-not-squeezed",
+    "the result keeps an (N, 1) column where the task asks for a vector of shape (N,); "
+    "squeeze(1) or reshape(-1) the column away before (or after) combining.",
 )
 
 # --- ps1_tensors (new codes for this assignment go above this line) ---
@@ -228,6 +232,13 @@ RANDOM_DRAW_ORDER = Misconception(
     "the numbers come from the right seed but are drawn in another order; the task fixes the "
     "order: seed once, draw footfall with torch.rand first, then the noise with torch.randn, "
     "from the same random stream.",
+)
+
+SHARED_PARAMETER = Misconception(
+    "shared-parameter",
+    "w and b are one and the same tensor returned twice, so every update of one "
+    "changes the other and their gradients add up; create each parameter with its "
+    "own torch.zeros(...) call.",
 )
 
 # --- ps3_regression (new codes for this assignment go above this line) ---

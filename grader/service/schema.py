@@ -91,17 +91,28 @@ def check(engine: Engine) -> None:
     known = {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
     if found is not None and found not in known:
         raise ConfigurationError(_newer(found))
+    if found is None:
+        raise ConfigurationError(
+            f"the database {engine.url.render_as_string(hide_password=True)} has no grading service tables yet: "
+            "start `grader serve` once (it creates them in an empty database), or run `grader db upgrade`"
+        )
     raise ConfigurationError(
         f"the database {engine.url.render_as_string(hide_password=True)} is at schema revision {found or 'none'}, "
         f"this grader needs {wanted}: back it up, then run `grader db upgrade --db-url URL` (see DEPLOYMENT.md)"
     )
 
 
-def ensure(engine: Engine) -> None:
-    """Upgrade once per database and process: cheap on every later ``Store``."""
-    url = engine.url.render_as_string(hide_password=False)
-    if url not in _current:
-        upgrade(engine)
+def create_if_empty(engine: Engine) -> bool:
+    """``grader serve``'s first run: a database without the service's tables gets them (nothing is lost:
+    there is nothing there). A database that has them is only checked, never upgraded: that is
+    ``grader db upgrade``'s job, after a backup. True when the tables were created."""
+    with engine.connect() as conn:
+        found = revision(conn)
+    if found is not None:
+        check(engine)
+        return False
+    upgrade(engine)
+    return True
 
 
 def _newer(found: str) -> str:

@@ -30,7 +30,9 @@ def run(db_url: str | None = None, broker_url: str | None = None, **overrides: A
     from .app import create_app
 
     cfg = service_config.load(db_url=db_url, broker_url=broker_url, **overrides)
-    store = Store(cfg.db_url)  # brings the service's schema up to date (DEPLOYMENT.md: back up first)
+    store = Store(cfg.db_url, create=True)  # an empty database gets the tables; an old one is refused, not upgraded
+    if store.created:
+        print("Created the grading service's tables in the database (first run).", flush=True)
     prepare(cfg)
     demo_token = store.issue_token("demo-student", "student")
     admin_token = store.issue_token("admin", "admin")

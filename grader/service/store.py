@@ -39,8 +39,10 @@ def hash_token(token: str) -> str:
 
 
 class Store:
-    def __init__(self, db_url: str, upgrade: bool = True) -> None:
-        """The records in ``db_url``; ``upgrade`` brings its schema to this code's, else a stale one is refused."""
+    def __init__(self, db_url: str, create: bool = False) -> None:
+        """The records in ``db_url``, whose schema must be this code's (else ``ConfigurationError`` says what
+        to run). Nothing here upgrades a schema (``grader db upgrade`` does, after a backup); ``create``
+        (``grader serve``'s first run) creates the tables in a database that has none."""
         sqlite = db_url.startswith("sqlite")
         # pre-ping: after the database restarts, the first request gets a fresh connection, not an error
         self.engine: Engine = sa.create_engine(db_url, connect_args=_connect_args(db_url), pool_pre_ping=not sqlite)
@@ -48,9 +50,8 @@ class Store:
             with self.engine.connect() as conn:
                 # one writer, many readers, and the nbgrader subprocesses share this file
                 conn.exec_driver_sql("PRAGMA journal_mode=WAL")
-        if upgrade:
-            schema.ensure(self.engine)
-        else:
+        self.created = schema.create_if_empty(self.engine) if create else False
+        if not create:
             schema.check(self.engine)
 
     @contextmanager

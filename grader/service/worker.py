@@ -141,7 +141,7 @@ def run(db_url: str | None = None, broker_url: str | None = None, concurrency: i
     if not config.broker_url:  # none given anywhere: Redis on this machine
         config = service_config.load(db_url=db_url, broker_url=DEFAULT_BROKER)
     prepare(config)
-    store = Store(config.db_url, upgrade=False)
+    store = Store(config.db_url)
     concurrency = concurrency or cpu_share()
     name = name or leases.worker_name()
     engine = Engine(

@@ -19,7 +19,7 @@ LEASE = 10.0
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'g.db'}")
+    return Store(f"sqlite:///{tmp_path / 'g.db'}", create=True)
 
 
 def add(store: Store, tmp_path: Path, kind: str = "database") -> int:

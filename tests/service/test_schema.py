@@ -62,11 +62,11 @@ def test_a_database_from_before_migrations_is_upgraded_keeping_its_rows(url: str
     proc = subprocess.run([GRADER, "db", "current", "--db-url", url], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == f"service schema: 0001 (this grader needs {schema.head()}: grader db upgrade)"
     with pytest.raises(ConfigurationError, match="is at schema revision 0001, this grader needs 0002: back it up"):
-        Store(url, upgrade=False)  # a worker refuses it
+        Store(url)  # every command but grader db upgrade refuses it
     proc = subprocess.run([GRADER, "db", "upgrade", "--db-url", url], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"service schema: 0001 -> {schema.head()}"
-    store = Store(url, upgrade=False)
+    store = Store(url)
     [old] = store.submissions()
     assert (old.student, old.status) == ("ann", "graded") and store.notebook(old) == b"{}"
     store.engine.dispose()
@@ -81,3 +81,38 @@ def test_a_database_upgraded_by_a_newer_grader_is_refused(url: str) -> None:
     with pytest.raises(ConfigurationError, match="schema revision 0099, which this grader's code does not know"):
         Store(url)
     engine.dispose()
+
+
+def test_no_command_but_grader_db_upgrade_migrates_a_database(url: str, tmp_path: Path) -> None:
+    """``Store()`` migrated the schema when constructed, so ``grader tokens issue`` could silently upgrade a
+    production database that DEPLOYMENT.md says to back up first (issue 16). Now every command checks,
+    says what to run and exits; only ``grader db upgrade`` upgrades (and ``grader serve`` creates the
+    tables in an empty database)."""
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        from alembic import command
+
+        command.upgrade(schema._config(conn), schema.BASELINE)  # an older release's database
+    engine.dispose()
+    schema._current.clear()
+    env = {"GRADER_DB_URL": url, "PATH": str(Path(sys.executable).parent)}
+    for args in (["tokens", "issue", "tia", "--role", "ta"], ["export", "canvas"], ["regrade", "ps1_tensors"]):
+        proc = subprocess.run([GRADER, *args], capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode != 0, (args, proc.stdout, proc.stderr)
+        assert "is at schema revision 0001, this grader needs 0002: back it up, then run `grader db upgrade" in (
+            proc.stderr
+        ), (args, proc.stderr)
+    with sa.create_engine(url).connect() as conn:
+        assert schema.revision(conn) == schema.BASELINE  # untouched
+    with pytest.raises(ConfigurationError, match="is at schema revision 0001"):
+        Store(url, create=True)  # grader serve's first-run creation does not apply: the database is not empty
+
+
+def test_an_empty_database_is_created_only_by_serve_or_db_upgrade(url: str) -> None:
+    schema._current.clear()
+    with pytest.raises(ConfigurationError, match="has no grading service tables yet: start `grader serve` once"):
+        Store(url)
+    store = Store(url, create=True)
+    assert store.created
+    assert not Store(url, create=True).created
+    store.engine.dispose()
