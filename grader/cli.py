@@ -9,7 +9,7 @@ import sys
 import sqlalchemy.exc
 
 from . import course
-from .service.errors import GraderError
+from .errors import GraderError
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -149,9 +149,9 @@ def _roster(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from .errors import GraderError
     from .service import config as service_config
     from .service import export
-    from .service.errors import GraderError
     from .service.store import Store
 
     settings = service_config.load()
@@ -182,9 +182,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _regrade(args: argparse.Namespace) -> int:
+    from .errors import GraderError
     from .service import config as service_config
     from .service import regrade
-    from .service.errors import GraderError
     from .service.store import Store
 
     settings = service_config.load()

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COURSE_FILES = ("nbgrader_config.py", "source", "release")
@@ -49,6 +50,14 @@ def locate(explicit: str | Path | None = None, cwd: Path | None = None) -> tuple
     if (here / "nbgrader_config.py").is_file():
         return here, "the current directory"
     return REPO_ROOT, "the installed course"
+
+
+def read_config(root: Path) -> Any:
+    """The course's ``nbgrader_config.py`` as traitlets loads it (a ``Config``); the one reader of it
+    for the engine's limits and the service's settings (``grader.service.config.load`` validates)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
 
 
 def assignments(root: Path = REPO_ROOT) -> list[str]:

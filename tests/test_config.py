@@ -55,8 +55,8 @@ def test_environment_overrides_for_tests_and_deployments(tmp_path) -> None:  # t
 
 
 def test_the_service_reads_nbgrader_s_release_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from grader.errors import ConfigurationError
     from grader.service import config as service_config
-    from grader.service.errors import ConfigurationError
 
     root = course.copy_course(tmp_path / "course")
     assert service_config.load(root).release_directory == "release"

@@ -16,6 +16,7 @@ from typing import TextIO
 from .. import course
 from .autograde import Outcome, grade_many, submitted_students
 from .engine import Engine
+from .limits import Limits
 
 
 class BatchError(Exception):
@@ -113,9 +114,7 @@ def run(
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
     started = time.monotonic()
-    from ..service.config import load  # the course's limits (GraderService.*), the same as the service's
-
-    limits = load(root)
+    limits = Limits.of(root)  # the course's GraderService limits, the same the service grades with
     with Engine(
         root, db_url, limits.notebook_timeout_s, limits.memory_limit_bytes, limits.resident_limit_bytes
     ) as engine:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..service.errors import InfrastructureError
+from ..errors import InfrastructureError
 from . import protocol
 from .sandbox import kill_kernel_processes
 from .zygote import die_with_parent

@@ -30,8 +30,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer, Unicode
 
 from .. import mending
+from ..errors import InfrastructureError
 from ..isolation import kernel_environment
-from ..service.errors import InfrastructureError
 from . import kernel as kernels
 from .guard import TAMPERING, tampering_output
 

@@ -14,11 +14,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
-from . import auth, exchange_api, export, feedback, intake, pages
+from ..errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
+from . import auth, exchange_api, export, feedback, http, intake, pages
 from . import regrade as regrade_rules
 from .config import ServiceConfig
 from .dispatch import Dispatcher
-from .errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
 from .queue import LocalWorkers
 from .store import DATABASE_ERRORS, Store
 
@@ -207,7 +207,7 @@ async def error_response(request: Request, error: Exception) -> Response:
         )
     if not request.url.path.startswith(("/api/", "/openapi")):
         return await pages.error_page(request, error)
-    status = getattr(error, "status", 400)
+    status = http.status_of(error)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if isinstance(error, DatabaseUnavailable):
         headers = {"Retry-After": str(error.retry_after_s)}

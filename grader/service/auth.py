@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from .errors import AuthError, Forbidden
+from ..errors import AuthError, Forbidden
 from .models import User
 from .store import Store
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import course
-from .errors import ConfigurationError
+from ..engine.limits import Limits
+from ..errors import ConfigurationError
 
 FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
 COUNTING = ("latest", "best")
@@ -22,9 +23,9 @@ class ServiceConfig:
     port: int = 8000
     workers: int = 1
     max_upload_bytes: int = 5 * 1024 * 1024
-    notebook_timeout_s: float = 300.0
-    memory_limit_bytes: int = 10 * 1024**3
-    resident_limit_bytes: int = 4 * 1024**3
+    notebook_timeout_s: float = Limits.notebook_timeout_s
+    memory_limit_bytes: int = Limits.memory_limit_bytes
+    resident_limit_bytes: int = Limits.resident_limit_bytes
     max_attempts: int = 3
     feedback_policy: dict[str, str] = field(default_factory=dict)
     hard_deadline_hours: dict[str, float] = field(default_factory=dict)
@@ -61,13 +62,11 @@ def load(
     ``GRADER_DB_URL`` and ``GRADER_BROKER_URL``, else ``GraderService.broker_url``; no broker is the
     embedded default.
     """
-    from traitlets.config.loader import PyFileConfigLoader
-
     root = (root or Path(os.environ.get("GRADER_COURSE_ROOT") or course.REPO_ROOT)).resolve()
     config_file = root / "nbgrader_config.py"
     if not config_file.exists():
         raise ConfigurationError(f"{config_file} not found: the service needs the course's nbgrader_config.py")
-    loaded = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    loaded = course.read_config(root)
     section = {key: value for key, value in loaded.get("GraderService", {}).items()}
     section.update(overrides)
     broker_url = broker_url or os.environ.get("GRADER_BROKER_URL")

@@ -17,8 +17,8 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
+from ..errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from .config import ServiceConfig
-from .errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from .store import Store
 
 
@@ -94,7 +94,7 @@ def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None
     """The assignment's due date in nbgrader's gradebook (naive UTC; None removes it)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from .errors import UnknownAssignment
+    from ..errors import UnknownAssignment
 
     with Gradebook(config.db_url) as gradebook:
         try:
@@ -106,7 +106,7 @@ def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None
 
 def parse_due(text: str) -> dt.datetime | None:
     """A due date typed into the settings page (``YYYY-MM-DDTHH:MM``, UTC); empty for none."""
-    from .errors import StudentError
+    from ..errors import StudentError
 
     text = text.strip()
     if not text:

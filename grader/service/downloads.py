@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..errors import NotFound
 from . import export, sessions
-from .errors import NotFound
 from .store import Store
 
 

@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..errors import NotFound, StudentError
 from . import auth, feedback
 from .config import ServiceConfig
-from .errors import NotFound, StudentError
 from .store import Store
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")

@@ -24,8 +24,8 @@ from .. import course
 from ..engine.autograde import DATABASE_FAILED
 from ..engine.engine import Engine
 from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
+from ..errors import DatabaseUnavailable, InfrastructureError
 from .config import ServiceConfig
-from .errors import DatabaseUnavailable, InfrastructureError
 from .models import Execution, Submission
 from .store import Store
 

@@ -6,8 +6,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..errors import NotFound
 from .config import ServiceConfig
-from .errors import NotFound
 from .intake import received_at_utc
 from .models import Submission, TestResult
 from .store import Store

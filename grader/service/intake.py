@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 
 from .. import mending
+from ..errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
 from . import deadlines
 from .config import ServiceConfig
-from .errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
 from .store import Store
 from .tables import now
 

@@ -17,9 +17,9 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from .. import course, late_policy
-from . import charts, deadlines, downloads, feedback, intake, regrade, sessions, stats
+from ..errors import GraderError, InfrastructureError, NotFound, StudentError
+from . import charts, deadlines, downloads, feedback, http, intake, regrade, sessions, stats
 from .config import ServiceConfig
-from .errors import GraderError, InfrastructureError, NotFound, StudentError
 from .store import Store
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -179,7 +179,7 @@ async def me_submit(request: Request) -> Response:
         accepted = intake.accept(request.app.state.store, config, user.id, assignment, data, confirm)
     except GraderError as error:
         context = _history(request, user.id, staff=False)
-        status = getattr(error, "status", 400)
+        status = http.status_of(error)
         return _render(request, "me.html", status, user=user, notice=None, error=str(error), warnings=[], **context)
     request.app.state.workers.notify()
     query = urlencode([("submitted", str(accepted.id))] + [("warning", w) for w in accepted.warnings])
@@ -266,7 +266,7 @@ async def settings_post(request: Request) -> Response:
             raise StudentError("unknown settings action")
     except GraderError as error:
         context = _settings(request, notice="", error=str(error))
-        return _render(request, "settings.html", getattr(error, "status", 400), user=user, **context)
+        return _render(request, "settings.html", http.status_of(error), user=user, **context)
     return _render(request, "settings.html", user=user, **_settings(request, notice=notice, error=""))
 
 
@@ -278,7 +278,7 @@ async def error_page(request: Request, error: Exception) -> Response:
     """Errors on a page: sign-in redirects, and a page that says what went wrong."""
     if isinstance(error, sessions.SignInNeeded):
         return RedirectResponse(sessions.login_url(error.next_url), status_code=303)
-    status = getattr(error, "status", 400)
+    status = http.status_of(error)
     user = None
     if sessions.token(request) and not isinstance(error, InfrastructureError):
         user = request.app.state.store.user_for_token(sessions.token(request))

@@ -20,9 +20,9 @@ import traceback
 from collections.abc import Callable
 
 from ..engine.engine import Engine
+from ..errors import DatabaseUnavailable, InfrastructureError, LostClaim
 from . import execution, gradebook, scoring
 from .config import ServiceConfig
-from .errors import DatabaseUnavailable, InfrastructureError, LostClaim
 from .intake import assignment_cells
 from .models import Job
 from .store import DATABASE_ERRORS, Store

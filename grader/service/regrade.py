@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import course
+from ..errors import NotFound
 from . import gradebook
 from .config import ServiceConfig
-from .errors import NotFound
 from .models import Submission
 from .store import Store
 

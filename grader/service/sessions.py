@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from starlette.requests import Request
 
-from .errors import AuthError, Forbidden, StudentError
+from ..errors import AuthError, Forbidden, StudentError
 from .models import User
 from .store import Store
 

@@ -23,8 +23,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from ..errors import LostClaim
 from . import files, schema
-from .errors import LostClaim
 from .models import Grade, Job, Submission, TestResult, User
 from .tables import jobs, now, settings, submissions, tokens, users
 

@@ -25,10 +25,10 @@ from typing import Any
 
 from .. import course
 from ..engine.engine import Engine
+from ..errors import ConfigurationError, DatabaseUnavailable
 from . import broker, deadlines, leases
 from . import config as service_config
 from .config import ServiceConfig
-from .errors import ConfigurationError, DatabaseUnavailable
 from .models import Job
 from .pipeline import grade_until_recorded
 from .store import DATABASE_ERRORS, Store

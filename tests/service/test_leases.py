@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from grader.errors import LostClaim
 from grader.service import leases
-from grader.service.errors import LostClaim
 from grader.service.models import Grade
 from grader.service.store import Store
 from grader.service.tables import jobs

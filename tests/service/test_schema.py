@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
+from grader.errors import ConfigurationError
 from grader.service import schema, tables
-from grader.service.errors import ConfigurationError
 from grader.service.store import Store
 
 from .conftest import fresh_database

@@ -1,72 +1,72 @@
-"""One exception tree for the service.
+"""One exception tree for the whole grader: the engine, the service and the command line.
 
 - ``StudentError``: the student's mistake (bad notebook, timeout, crash).  Final:
   the submission is refused at intake with a clear message, or graded with one.
-- ``InfrastructureError``: broker, database, worker died.  Retried.
+- ``InfrastructureError``: broker, database, worker died, a sandbox step that could not
+  be applied.  Retried.
 - ``ConfigurationError``: bad configuration.  Fails at start-up.
+
+No HTTP status codes here: which status each error answers with is the web layer's
+business (``grader.service.http``).
 """
 
 from __future__ import annotations
 
 
 class GraderError(Exception):
-    """Base of every error the service raises on purpose."""
+    """Base of every error the grader raises on purpose."""
 
 
 class StudentError(GraderError):
     """A problem with what the student sent; the message tells them what to do."""
 
-    status = 400
-
 
 class NotANotebook(StudentError):
-    status = 422
+    """The upload is not a notebook nbgrader can grade (not JSON, nbformat 3, another language)."""
 
 
 class WrongAssignment(StudentError):
-    status = 422
+    """The notebook has none of the assignment's answer or test cells."""
 
 
 class TooLarge(StudentError):
-    status = 413
+    """The upload is over the size limit."""
 
 
 class UnknownAssignment(StudentError):
-    status = 404
+    """No such assignment in the course."""
 
 
 class PastHardDeadline(StudentError):
-    status = 403
+    """The assignment has closed for this student."""
 
 
 class LateConfirmationNeeded(StudentError):
-    status = 409
+    """A late attempt would replace an on-time one: the student must confirm."""
 
 
 class TooManyAttempts(StudentError):
-    status = 403
+    """The student has used every attempt."""
 
 
 class RateLimited(StudentError):
-    status = 429
+    """The student submitted moments ago."""
 
 
 class AuthError(GraderError):
-    status = 401
+    """No valid credentials."""
 
 
 class Forbidden(GraderError):
-    status = 403
+    """Valid credentials, but not allowed to do this."""
 
 
 class NotFound(GraderError):
-    status = 404
+    """The thing asked for does not exist."""
 
 
 class InfrastructureError(GraderError):
     """Something outside the student's control failed; the job is retried."""
-
-    status = 503
 
 
 class DatabaseUnavailable(InfrastructureError):

@@ -1,0 +1,34 @@
+"""Which HTTP status each error of the one exception tree (``grader.errors``) answers with.
+
+The only place status codes live: routes and pages raise the tree's errors, and the app's
+error handlers ask ``status_of``. The most specific class wins (the tree is walked from the
+error's own class up).
+"""
+
+from __future__ import annotations
+
+from .. import errors
+
+STATUS: dict[type[errors.GraderError], int] = {
+    errors.StudentError: 400,
+    errors.NotANotebook: 422,
+    errors.WrongAssignment: 422,
+    errors.TooLarge: 413,
+    errors.UnknownAssignment: 404,
+    errors.PastHardDeadline: 403,
+    errors.LateConfirmationNeeded: 409,
+    errors.TooManyAttempts: 403,
+    errors.RateLimited: 429,
+    errors.AuthError: 401,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.InfrastructureError: 503,
+}
+
+
+def status_of(error: BaseException) -> int:
+    """The status for ``error``: its nearest class in ``STATUS``, else 400."""
+    for cls in type(error).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
