@@ -60,6 +60,13 @@ def read_config(root: Path) -> Any:
     return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
 
 
+def release_directory(root: Path, loaded: Any = None) -> Path:
+    """The course's release folder: nbgrader's ``CourseDirectory.release_directory`` (``release`` unless
+    ``nbgrader_config.py`` says otherwise); ``loaded``: that file, already read (``read_config``)."""
+    loaded = read_config(root) if loaded is None else loaded
+    return root / str(loaded.get("CourseDirectory", {}).get("release_directory", "release"))
+
+
 def assignments(root: Path = REPO_ROOT) -> list[str]:
     """Assignment names, in course order (the folder names under source/)."""
     return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -67,6 +67,25 @@ def test_the_service_reads_nbgrader_s_release_directory(tmp_path) -> None:  # ty
         service_config.load(root, release_directory="elsewhere")
 
 
+def test_the_exchange_and_the_zygote_serve_the_configured_release_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``"release"`` was hard-coded in the exchange API and the zygote (issue 16)."""
+    from grader.engine.zygote import course_cells
+    from grader.service import config as service_config
+    from grader.service import exchange_api
+
+    root = course.copy_course(tmp_path / "course")
+    (root / "release").rename(root / "published")
+    with (root / "nbgrader_config.py").open("a") as f:
+        f.write('\nc.CourseDirectory.release_directory = "published"\n')
+    assert course.release_directory(root) == root / "published"
+    config = service_config.load(root)
+    assert exchange_api.released(config) == course.assignments(root)
+    payload = exchange_api.release_payload(config, "ps1_tensors")
+    assert [f["path"] for f in payload["files"]] == ["ps1_tensors.ipynb"]
+    release_only = "raise NotImplementedError()"  # the release's stubs: only the release folder has them
+    assert any(release_only in cell for cell in course_cells(str(root)))
+
+
 def test_the_late_policy_file_overrides_the_config_for_stock_nbgrader_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from grader import late_policy
 

@@ -77,7 +77,7 @@ def load(
     if unknown:
         raise ConfigurationError(f"unknown GraderService setting(s) in nbgrader_config.py: {sorted(unknown)}")
     db_url = course.gradebook_url(root, db_url)
-    release = str(loaded.get("CourseDirectory", {}).get("release_directory", "release"))
+    release = course.release_directory(root, loaded).name
     config = ServiceConfig(course_root=root, db_url=db_url, release_directory=release, **section)
     if config.workers < 1:
         raise ConfigurationError("GraderService.workers must be at least 1")

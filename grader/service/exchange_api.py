@@ -32,7 +32,7 @@ def release_dir(config: ServiceConfig, assignment: str) -> Path:
     """``release/<assignment>/`` of a released assignment; 404 otherwise."""
     if not NAME.match(assignment) or ".." in assignment:
         raise StudentError(f"{assignment!r} is not an assignment name")
-    folder = config.course_root / "release" / assignment
+    folder = config.course_root / config.release_directory / assignment
     if not folder.is_dir():
         names = ", ".join(released(config)) or "none yet"
         raise NotFound(f"assignment {assignment!r} is not released; released: {names}")
@@ -40,7 +40,7 @@ def release_dir(config: ServiceConfig, assignment: str) -> Path:
 
 
 def released(config: ServiceConfig) -> list[str]:
-    root = config.course_root / "release"
+    root = config.course_root / config.release_directory
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and NAME.match(p.name) and p.name not in SKIPPED)
@@ -61,7 +61,7 @@ def release_files(folder: Path) -> list[Path]:
 def assignment_listing(config: ServiceConfig) -> list[dict[str, Any]]:
     listing = []
     for name in released(config):
-        folder = config.course_root / "release" / name
+        folder = config.course_root / config.release_directory / name
         due = feedback.due_date(config, name)
         listing.append(
             {
@@ -138,7 +138,7 @@ def feedback_listing(config: ServiceConfig, store: Store, student: str, assignme
     for submission in store.submissions(student=student, assignment=assignment):
         view = feedback.view(config, submission, store.results(submission.id), staff=False)
         if submission.assignment not in notebooks:
-            folder = config.course_root / "release" / submission.assignment
+            folder = config.course_root / config.release_directory / submission.assignment
             names = sorted(p.stem for p in folder.glob("*.ipynb")) if folder.is_dir() else []
             notebooks[submission.assignment] = names[0] if names else submission.assignment
         notebook = notebooks[submission.assignment]
