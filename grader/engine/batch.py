@@ -16,7 +16,6 @@ from typing import TextIO
 from .. import course
 from .autograde import Outcome, grade_many, submitted_students
 from .engine import Engine
-from .limits import Limits
 
 
 class BatchError(Exception):
@@ -114,10 +113,7 @@ def run(
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
     started = time.monotonic()
-    limits = Limits.of(root)  # the course's GraderService limits, the same the service grades with
-    with Engine(
-        root, db_url, limits.notebook_timeout_s, limits.memory_limit_bytes, limits.resident_limit_bytes
-    ) as engine:
+    with Engine(root, db_url) as engine:  # the course's GraderService limits, the same the service grades with
         progress = Progress(len(chosen), out)
         outcomes = grade_many(engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress)
         progress.close()

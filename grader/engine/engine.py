@@ -11,6 +11,7 @@ from traitlets.config import Config
 
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
+from .limits import Limits
 
 log = logging.getLogger("grader.engine")
 
@@ -23,23 +24,25 @@ class Engine:
     grade at once, one kernel each.
     """
 
-    def __init__(
-        self,
-        root: Path,
-        db_url: str | None = None,
-        notebook_timeout_s: float = 0.0,
-        memory_limit_bytes: int = 0,
-        resident_limit_bytes: int = 0,
-    ) -> None:
+    def __init__(self, root: Path, db_url: str | None = None, limits: Limits | None = None) -> None:
+        """``limits``: the course's (``Limits.of(root)``) unless given; ``Limits(0, 0, 0)`` is none at all."""
         self.root = Path(root)
         self.zygote = Zygote(self.root)
-        self._limits = (db_url, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes)
+        self.db_url = db_url
+        self.limits = Limits.of(self.root) if limits is None else limits
         self.config = self._load()
         self._started = threading.Event()
 
     def _load(self) -> Config:
-        db_url, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes = self._limits
-        return load_config(self.root, db_url, self.zygote, notebook_timeout_s, memory_limit_bytes, resident_limit_bytes)
+        limits = self.limits
+        return load_config(
+            self.root,
+            self.db_url,
+            self.zygote,
+            limits.notebook_timeout_s,
+            limits.memory_limit_bytes,
+            limits.resident_limit_bytes,
+        )
 
     def reload_config(self) -> None:
         """Read ``nbgrader_config.py`` again (the late policy changed): gradings from now on use it."""

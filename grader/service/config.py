@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import course
 from ..engine.limits import Limits
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..engine.engine import Engine
 
 FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
 COUNTING = ("latest", "best")
@@ -48,6 +51,17 @@ class ServiceConfig:
     @property
     def data_dir(self) -> Path:
         return self.course_root / "service-data"
+
+    @property
+    def limits(self) -> Limits:
+        """A notebook's limits, as the engine takes them."""
+        return Limits(self.notebook_timeout_s, self.memory_limit_bytes, self.resident_limit_bytes)
+
+    def engine(self) -> Engine:
+        """The grading engine for this course, database and limits: the one way the service builds one."""
+        from ..engine.engine import Engine
+
+        return Engine(self.course_root, self.db_url, self.limits)
 
     def policy(self, assignment: str) -> str:
         return self.feedback_policy.get(assignment, "immediate")

@@ -13,7 +13,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-from ..engine.engine import Engine
 from .config import ServiceConfig
 from .models import Job
 from .pipeline import grade_until_recorded
@@ -26,13 +25,7 @@ class LocalWorkers:
     def __init__(self, store: Store, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
-        self.engine = Engine(
-            config.course_root,
-            config.db_url,
-            config.notebook_timeout_s,
-            config.memory_limit_bytes,
-            config.resident_limit_bytes,
-        )
+        self.engine = config.engine()
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []

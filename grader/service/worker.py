@@ -144,13 +144,7 @@ def run(db_url: str | None = None, broker_url: str | None = None, concurrency: i
     store = Store(config.db_url)
     concurrency = concurrency or cpu_share()
     name = name or leases.worker_name()
-    engine = Engine(
-        config.course_root,
-        config.db_url,
-        config.notebook_timeout_s,
-        config.memory_limit_bytes,
-        config.resident_limit_bytes,
-    ).start()
+    engine = config.engine().start()
     worker = Worker(store, config, engine, name, concurrency)
     celery = broker.app(config)
 

@@ -11,6 +11,7 @@ import pytest
 from grader import cli, course
 from grader.engine import batch
 from grader.engine.engine import Engine
+from grader.engine.limits import Limits
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
 from tests.graded import ASSIGNMENTS, LATE_STUDENT, Graded, prepare
@@ -110,7 +111,7 @@ def test_a_notebook_past_its_whole_time_limit_stops_and_keeps_earlier_points(tmp
     course.generate_releases(root, [assignment])
     nb, tests = _with_cell_before(assignment, len(_tests_of(assignment)) - 2, "import time\ntime.sleep(60)")
     _submit(root, "sleeps", assignment, nb)
-    with Engine(root, notebook_timeout_s=8) as engine:
+    with Engine(root, limits=Limits(notebook_timeout_s=8)) as engine:
         outcome = engine.grade(assignment, "sleeps")
     assert outcome.ok and outcome.seconds < 20 and outcome.stopped == "NotebookTimeout"
     cells = results(root, assignment)["sleeps"]
