@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..checks import misconceptions as catalogue
 from .config import ServiceConfig
 from .gradebook import counting
 from .models import Submission, TestResult
@@ -19,6 +19,9 @@ from .store import Store
 from .tables import now
 
 LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
+# The checks' messages carry each misconception's explanation after its code (``grader.checks.misconceptions``):
+# the dashboard reads it there, so the web app needs neither the checks library nor torch.
+EXPLAINED = re.compile(r"Likely cause \[([a-z0-9-]+)\]: (.+?)(?:\n\s*\n|\Z)", re.S)
 
 
 @dataclass(frozen=True)
@@ -170,12 +173,14 @@ def causes(tests: tuple[TestResult, ...]) -> set[str]:
     return {code for t in tests if not t.passed for code in LIKELY_CAUSE.findall(t.message)}
 
 
-def explanations() -> dict[str, str]:
-    return {
-        value.code: value.explanation
-        for value in vars(catalogue).values()
-        if isinstance(value, catalogue.Misconception)
-    }
+def explanations(tests: Iterable[TestResult]) -> dict[str, str]:
+    """Each misconception code's explanation, as the failing tests' messages give it."""
+    found: dict[str, str] = {}
+    for test in tests:
+        if not test.passed:
+            for code, text in EXPLAINED.findall(test.message):
+                found.setdefault(code, " ".join(text.split()))
+    return found
 
 
 def assignment_report(store: Store, config: ServiceConfig, name: str) -> AssignmentReport | None:
@@ -205,7 +210,7 @@ def assignment_report(store: Store, config: ServiceConfig, name: str) -> Assignm
     )
     student_counts = Counter(code for s in chosen for code in causes(results.get(s.id, ())))
     attempt_counts = Counter(code for s in attempts for code in causes(results.get(s.id, ())))
-    known = explanations()
+    known = explanations(t for s in attempts for t in results.get(s.id, ()))
     found = tuple(
         sorted(
             (
