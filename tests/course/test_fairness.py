@@ -182,3 +182,12 @@ def test_skip_execution_fixture_really_dodges_tests_and_only_run_every_test_cell
     (root / "nbgrader_config.py").write_text(config.replace('    "grader.integrity.RunEveryTestCell",\n', ""))
     cells = grade_fixtures(root, assignment, [tagged])[tagged.name]
     assert all(c.score == c.max_score for c in cells.values()), "the tag no longer makes stock nbgrader skip the test"
+
+
+def test_the_readme_keeps_the_current_misconception_table(graded: dict[str, Graded]) -> None:
+    """``python -m tests.fixtures.table`` prints it; the README must hold what it prints now."""
+    from tests.fixtures import table
+
+    rows = sorted(row for a in ASSIGNMENTS for row in table.rows(a, graded[a].results))
+    readme = (course.REPO_ROOT / "README.md").read_text()
+    assert table.render(rows) in readme, "README's misconception table is stale: python -m tests.fixtures.table"
