@@ -61,9 +61,9 @@ def fail(lines: list[str] | str, hint: Hint = None) -> NoReturn:
 
 
 def diagnose(error: BaseException) -> Misconception | None:
-    message = str(error)
+    message = str(error).lower()  # torch's wording changes case between releases
     for fragment, misconception in _KNOWN_ERRORS:
-        if fragment in message:
+        if fragment.lower() in message:
             return misconception
     return None
 
@@ -76,11 +76,19 @@ def quiet() -> Iterator[None]:
         yield
 
 
-def call(fn: Callable[..., Any], *args: Any, name: str | None = None, hint: Hint = None, **kwargs: Any) -> Any:
+def call(
+    fn: Callable[..., Any],
+    *args: Any,
+    name: str | None = None,
+    hint: Hint = None,
+    fallback: Hint = None,
+    **kwargs: Any,
+) -> Any:
     """Call student code quietly; an exception becomes a readable AssertionError.
 
     The message names the function and the exception, and the misconception
-    when the error text reveals one (``hint`` overrides that guess).
+    when the error text reveals one: ``hint`` overrides that guess, ``fallback``
+    is used only when the error text reveals nothing.
     """
     label = name or getattr(fn, "__name__", "the function")
     try:
@@ -92,7 +100,7 @@ def call(fn: Callable[..., Any], *args: Any, name: str | None = None, hint: Hint
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         fail(
             f"Calling {label}() raised {type(error).__name__}: {first_line}",
-            hint if hint is not None else diagnose(error),
+            hint if hint is not None else (diagnose(error) or fallback),
         )
 
 

@@ -43,7 +43,7 @@ def _label(fn: Callable[..., Any], name: str | None) -> str:
 
 
 def _on_device(fn: Callable[..., Any], make_args: MakeArgs, label: str, device: str, what: str, hint: Hint) -> None:
-    result = call(fn, *make_args(torch.float32, device), name=label, hint=hint)
+    result = call(fn, *make_args(torch.float32, device), name=label, fallback=hint)
     _check_outputs(result, label, what, lambda t: t.device.type == device, lambda t: f"on device {t.device}", hint)
 
 
@@ -57,7 +57,7 @@ def assert_preserves_dtype(
     """``fn(*make_args(dtype, "cpu"))`` returns floating tensors of that dtype."""
     label = _label(fn, name)
     for dtype in dtypes:
-        result = call(fn, *make_args(dtype, "cpu"), name=label, hint=hint)
+        result = call(fn, *make_args(dtype, "cpu"), name=label, fallback=hint)
 
         def same_dtype(t: torch.Tensor, dtype: torch.dtype = dtype) -> bool:
             return not t.is_floating_point() or t.dtype == dtype

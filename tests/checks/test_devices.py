@@ -90,3 +90,18 @@ def test_simulated_cuda_refuses_numpy_like_a_gpu_tensor() -> None:
         assert isinstance(array, np.ndarray) and array.shape == (2, 3)
     assert type(t.detach().cpu()) is torch.Tensor
     assert type(t * 2).__name__ == "_SimulatedCudaTensor"
+
+
+def test_an_error_that_names_its_own_cause_keeps_it() -> None:
+    """An integer tensor asked to require grad is integer-requires-grad, not the check's dtype/device guess."""
+
+    def make(dtype: torch.dtype, device: str) -> tuple[torch.Tensor]:
+        return (torch.ones(3, dtype=dtype, device=device),)
+
+    def broken(x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(3, dtype=torch.int64).requires_grad_()
+
+    for check in (checks.assert_preserves_dtype, checks.assert_preserves_device):
+        with pytest.raises(AssertionError) as caught:
+            check(broken, make, name="broken")
+        assert "Likely cause [integer-requires-grad]" in str(caught.value)
