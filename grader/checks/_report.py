@@ -44,6 +44,9 @@ _KNOWN_ERRORS: tuple[tuple[str, Misconception], ...] = (
     ("Double did not match Float", DTYPE_CHANGED),
     ("Float did not match Double", DTYPE_CHANGED),
     ("'NoneType' object has no attribute 'zero_'", GRAD_READ_BEFORE_BACKWARD),
+    ("'NoneType' object has no attribute 'clone'", GRAD_READ_BEFORE_BACKWARD),
+    ("'NoneType' object has no attribute 'item'", GRAD_READ_BEFORE_BACKWARD),
+    ("'NoneType' object has no attribute 'detach'", GRAD_READ_BEFORE_BACKWARD),
     ("float() argument must be a string or a real number, not 'NoneType'", GRAD_READ_BEFORE_BACKWARD),
     ("must match the size of tensor", SHAPE_MISMATCH),
     ("shapes cannot be multiplied", SHAPE_MISMATCH),
@@ -82,19 +85,21 @@ def call(
     name: str | None = None,
     hint: Hint = None,
     fallback: Hint = None,
+    passthrough: tuple[type[BaseException], ...] = (),
     **kwargs: Any,
 ) -> Any:
     """Call student code quietly; an exception becomes a readable AssertionError.
 
     The message names the function and the exception, and the misconception
     when the error text reveals one: ``hint`` overrides that guess, ``fallback``
-    is used only when the error text reveals nothing.
+    is used only when the error text reveals nothing. ``passthrough`` exceptions are the
+    caller's to handle, raised as they are.
     """
     label = name or getattr(fn, "__name__", "the function")
     try:
         with quiet():
             return fn(*args, **kwargs)
-    except AssertionError:
+    except (AssertionError, *passthrough):
         raise
     except Exception as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""

@@ -43,7 +43,13 @@ def _label(fn: Callable[..., Any], name: str | None) -> str:
 
 
 def _on_device(fn: Callable[..., Any], make_args: MakeArgs, label: str, device: str, what: str, hint: Hint) -> None:
-    result = call(fn, *make_args(torch.float32, device), name=label, fallback=hint)
+    from torch._subclasses.fake_tensor import DataDependentOutputException
+
+    try:
+        args = make_args(torch.float32, device)
+        result = call(fn, *args, name=label, fallback=hint, passthrough=(DataDependentOutputException,))
+    except DataDependentOutputException:  # the function reads values (.item(), float()), which fake tensors lack:
+        return  # where its results live cannot be judged this way; other tests judge the values
     _check_outputs(result, label, what, lambda t: t.device.type == device, lambda t: f"on device {t.device}", hint)
 
 

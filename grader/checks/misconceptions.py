@@ -65,8 +65,8 @@ INTEGER_REQUIRES_GRAD = Misconception(
 DTYPE_CHANGED = Misconception(
     "dtype-changed",
     "the function changed the dtype of its input (float32 in, float64 out or "
-    "the reverse); build new tensors with dtype=x.dtype, and convert float64 "
-    "NumPy data with .float() before mixing it with float32 weights.",
+    "the reverse); build new tensors with dtype=x.dtype, and convert NumPy data "
+    "to the weights' dtype (.to(weight.dtype)) before mixing them.",
 )
 DEVICE_NOT_KEPT = Misconception(
     "device-not-kept",

@@ -105,3 +105,16 @@ def test_an_error_that_names_its_own_cause_keeps_it() -> None:
         with pytest.raises(AssertionError) as caught:
             check(broken, make, name="broken")
         assert "Likely cause [integer-requires-grad]" in str(caught.value)
+
+
+@pytest.mark.skipif(not fake_cuda_available(), reason="this torch build cannot fake CUDA")
+def test_a_function_that_reads_values_is_not_called_device_blind() -> None:
+    """Fake CUDA tensors have no values: a correct function using .item() cannot be judged there."""
+
+    def make(dtype: torch.dtype, device: str) -> tuple[torch.Tensor]:
+        return (torch.ones(3, dtype=dtype, device=device),)
+
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return x * float(x.sum().item())
+
+    checks.assert_preserves_device(scaled, make, name="scaled")
