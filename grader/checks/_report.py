@@ -99,9 +99,11 @@ def call(
     try:
         with quiet():
             return fn(*args, **kwargs)
-    except (AssertionError, *passthrough):
+    except AssertionError:
         raise
     except Exception as error:
+        if isinstance(error, passthrough):
+            raise
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         fail(
             f"Calling {label}() raised {type(error).__name__}: {first_line}",
