@@ -190,4 +190,8 @@ def test_the_readme_keeps_the_current_misconception_table(graded: dict[str, Grad
 
     rows = sorted(row for a in ASSIGNMENTS for row in table.rows(a, graded[a].results))
     readme = (course.REPO_ROOT / "README.md").read_text()
-    assert table.render(rows) in readme, "README's misconception table is stale: python -m tests.fixtures.table"
+    wanted = table.render(rows)
+    missing = [line for line in wanted.splitlines() if line not in readme.splitlines()]
+    stale = "README's misconception table is stale (python -m tests.fixtures.table):\n"
+    assert missing == [], stale + "\n".join(missing)
+    assert wanted in readme

@@ -75,13 +75,16 @@ def make_student(server: Server, root: Path, user: str, extra_config: str = "") 
 def hidden_test_lines(server: Server, assignment: str) -> set[str]:
     source = nbformat.read(server.root / "source" / assignment / f"{assignment}.ipynb", as_version=4)
     hidden = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
-    return {
+    secret = {
         line.strip()
         for cell in source.cells
         for block in hidden.findall(cell.source)
         for line in block.splitlines()
         if len(line.strip()) > 15
     }
+    # a line the instructor also wrote outside the hidden blocks (a visible test's hint) is no secret
+    visible = "\n".join(hidden.sub("", cell.source) for cell in source.cells)
+    return {line for line in secret if line not in visible}
 
 
 @pytest.fixture(scope="module")

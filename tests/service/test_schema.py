@@ -97,7 +97,8 @@ def test_no_command_but_grader_db_upgrade_migrates_a_database(url: str, tmp_path
     schema._current.clear()
     env = {"GRADER_DB_URL": url, "PATH": str(Path(sys.executable).parent)}
     for args in (["tokens", "issue", "tia", "--role", "ta"], ["export", "canvas"], ["regrade", "ps1_tensors"]):
-        proc = subprocess.run([GRADER, *args], capture_output=True, text=True, timeout=120, env=env)
+        # from a folder that is not a course: the course is the installed one, whose database is $GRADER_DB_URL
+        proc = subprocess.run([GRADER, *args], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
         assert proc.returncode != 0, (args, proc.stdout, proc.stderr)
         assert "is at schema revision 0001, this grader needs 0002: back it up, then run `grader db upgrade" in (
             proc.stderr
