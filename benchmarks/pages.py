@@ -51,8 +51,8 @@ def populate(root: Path, students: int, attempts: int, seed: int = 0) -> dict[st
     import sqlalchemy as sa
     from nbgrader.api import Grade, Gradebook, SubmittedAssignment, SubmittedNotebook
 
-    from grader.service import store as tables
-    from grader.service.store import Store
+    from grader.service.records import store as tables
+    from grader.service.records.store import Store
 
     rng = random.Random(seed)
     url = course.gradebook_url(root)
@@ -150,9 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     from starlette.testclient import TestClient
 
     from grader.service import config as service_config
-    from grader.service.app import create_app
-    from grader.service.sessions import COOKIE
-    from grader.service.store import Store
+    from grader.service.records.store import Store
+    from grader.service.web.app import create_app
+    from grader.service.web.sessions import COOKIE
 
     base = Path(tempfile.mkdtemp(prefix="grader-pages-bench-"))
     root = course.copy_course(base / "course")

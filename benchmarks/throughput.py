@@ -214,7 +214,7 @@ def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple
     """Upload to recorded grade through ``grader serve`` (received_at -> graded_at), one at a time."""
     import httpx
 
-    from grader.service.store import Store
+    from grader.service.records.store import Store
 
     port = 18000 + os.getpid() % 1000
     env = dict(os.environ, GRADER_COURSE_ROOT=str(root))

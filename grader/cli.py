@@ -52,7 +52,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from .service import worker
+    from .service.queue import worker
 
     return worker.run(db_url=args.db_url, broker_url=args.broker_url, concurrency=args.concurrency, name=args.name)
 
@@ -61,7 +61,7 @@ def _db(args: argparse.Namespace) -> int:
     import sqlalchemy as sa
 
     from .service import config as service_config
-    from .service import schema
+    from .service.records import schema
 
     engine = sa.create_engine(service_config.load(db_url=args.db_url).db_url)
     if args.action == "upgrade":
@@ -82,7 +82,7 @@ def _db(args: argparse.Namespace) -> int:
 
 def _tokens(args: argparse.Namespace) -> int:
     from .service import config as service_config
-    from .service.store import Store
+    from .service.records.store import Store
 
     store = Store(service_config.load().db_url)
     if args.action == "issue":
@@ -110,7 +110,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _extension(args: argparse.Namespace) -> int:
     from .service import config as service_config
-    from .service import deadlines
+    from .service.rules import deadlines
 
     deadlines.grant_extension(service_config.load(), args.assignment, args.student, args.hours)
     print(f"{args.student} has {args.hours:g} extra hour(s) for {args.assignment}")
@@ -135,7 +135,7 @@ def _roster(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .service import config as service_config
-    from .service import roster
+    from .service.dashboard import roster
 
     try:
         issued = roster.import_roster(service_config.load(), Path(args.csv))
@@ -151,8 +151,8 @@ def _roster(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from .errors import GraderError
     from .service import config as service_config
-    from .service import export
-    from .service.store import Store
+    from .service.dashboard import export
+    from .service.records.store import Store
 
     settings = service_config.load()
     try:
@@ -184,8 +184,8 @@ def _export(args: argparse.Namespace) -> int:
 def _regrade(args: argparse.Namespace) -> int:
     from .errors import GraderError
     from .service import config as service_config
-    from .service import regrade
-    from .service.store import Store
+    from .service.dashboard import regrade
+    from .service.records.store import Store
 
     settings = service_config.load()
     store = Store(settings.db_url)

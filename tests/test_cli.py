@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.service.store import Store
+from grader.service.records.store import Store
 
 GRADER = str(Path(sys.executable).parent / "grader")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "submissions"

@@ -71,7 +71,7 @@ def test_the_exchange_and_the_zygote_serve_the_configured_release_directory(tmp_
     """``"release"`` was hard-coded in the exchange API and the zygote (issue 16)."""
     from grader.engine.zygote import course_cells
     from grader.service import config as service_config
-    from grader.service import exchange_api
+    from grader.service.web import exchange_api
 
     root = course.copy_course(tmp_path / "course")
     (root / "release").rename(root / "published")

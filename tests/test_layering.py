@@ -40,6 +40,6 @@ def test_the_engine_imports_nothing_from_the_service() -> None:
 
 def test_importing_the_web_app_does_not_import_torch_or_the_checks() -> None:
     heavy = "('torch', 'grader.checks')"
-    code = f"import sys; import grader.service.app; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
+    code = f"import sys; import grader.service.web.app; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout

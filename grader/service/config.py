@@ -110,7 +110,7 @@ def load(
 
 
 def _check_scale_out(config: ServiceConfig) -> None:
-    from . import files
+    from .records import files
 
     if config.submission_files and config.submission_files not in files.KINDS:
         raise ConfigurationError(

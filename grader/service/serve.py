@@ -6,9 +6,9 @@ import logging
 from typing import Any
 
 from .. import course
-from . import broker
 from . import config as service_config
-from .store import Store
+from .queue import broker
+from .records.store import Store
 
 
 def prepare(cfg: service_config.ServiceConfig) -> None:
@@ -27,7 +27,7 @@ def prepare(cfg: service_config.ServiceConfig) -> None:
 def run(db_url: str | None = None, broker_url: str | None = None, **overrides: Any) -> int:
     import uvicorn
 
-    from .app import create_app
+    from .web.app import create_app
 
     cfg = service_config.load(db_url=db_url, broker_url=broker_url, **overrides)
     store = Store(cfg.db_url, create=True)  # an empty database gets the tables; an old one is refused, not upgraded

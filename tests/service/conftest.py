@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 
 from grader import course
-from grader.service.store import Store
+from grader.service.records.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
 POSTGRES = os.environ.get("GRADER_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
@@ -188,7 +188,8 @@ def seed(server: Server) -> dict[str, str]:
 
     alice: correct; bob: grad-not-zeroed, then sum-instead-of-mean; carol: grad-not-zeroed, late.
     """
-    from grader.service import config, deadlines
+    from grader.service import config
+    from grader.service.rules import deadlines
 
     tokens = {name: server.token(name) for name in ("alice", "bob", "carol")}
     tokens["ta"] = server.token("ta-tess", "ta")

@@ -191,8 +191,8 @@ def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict
 def test_every_regrade_door_selects_the_attempt_that_counts(strict: Server) -> None:
     """``POST /api/admin/regrade`` took the latest attempt while the page and the CLI took the one that
     counts (issue 16); with ``counting = "best"`` they differ. All doors call ``regrade.select``."""
-    from grader.service import regrade
     from grader.service.config import load
+    from grader.service.dashboard import regrade
 
     attempts = strict.store.submissions(student="best-bea", assignment="ps3_regression")
     assert len(attempts) == 2 and attempts[0].score > attempts[1].score  # the best is the earlier one

@@ -9,10 +9,10 @@ import pytest
 import sqlalchemy as sa
 
 from grader.errors import LostClaim
-from grader.service import leases
-from grader.service.models import Grade
-from grader.service.store import Store
-from grader.service.tables import jobs
+from grader.service.queue import leases
+from grader.service.records.models import Grade
+from grader.service.records.store import Store
+from grader.service.records.tables import jobs
 
 LEASE = 10.0
 

@@ -99,7 +99,7 @@ def test_kill_9_while_jobs_are_queued_loses_nothing_and_grades_each_once(server:
     assert results[0]["score"] == results[0]["max_score"] > results[1]["score"]
     import sqlalchemy as sa
 
-    from grader.service.tables import jobs
+    from grader.service.records.tables import jobs
 
     with server.store.engine.connect() as conn:
         finished = conn.execute(

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from grader.service.sessions import COOKIE
+from grader.service.web.sessions import COOKIE
 
 from .conftest import A, Server, fixture_bytes, submit
 

@@ -55,7 +55,7 @@ def test_grades_land_in_postgresql_where_stock_nbgrader_reads_them(pg_server: Se
     assert float(rows["pg-bob"]["raw_score"]) == wrong["score"]
 
     # and so does the dashboard
-    from grader.service.sessions import COOKIE
+    from grader.service.web.sessions import COOKIE
 
     with pg_server.client(None) as client:
         client.cookies.set(COOKIE, pg_server.token("pg-ta", "ta"))

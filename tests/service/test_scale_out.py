@@ -23,7 +23,8 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from grader.service import broker, config, leases
+from grader.service import config
+from grader.service.queue import broker, leases
 
 from .cluster import BIN, Cluster, slow, start_cluster
 from .conftest import fixture_bytes, submit
@@ -230,7 +231,7 @@ def test_poison_submission_fails_after_bounded_attempts_and_the_queue_moves(clus
     engine.dispose()
     assert error == "killed every worker that ran it (3 attempts)"
     # and the queue page says what happened
-    from grader.service.sessions import COOKIE
+    from grader.service.web.sessions import COOKIE
 
     with cluster.server.client(None) as client:
         client.cookies.set(COOKIE, cluster.server.token("so-ta", "ta"))
@@ -268,7 +269,7 @@ def test_late_policy_set_on_the_dashboard_reaches_every_worker(cluster: Cluster)
     import json
 
     from grader import late_policy
-    from grader.service import deadlines
+    from grader.service.rules import deadlines
 
     settings = config.load(cluster.server.root, db_url=cluster.postgres.url(), broker_url=cluster.server.broker_url)
     before = late_policy.current(cluster.server.root)

@@ -13,8 +13,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from grader.errors import ConfigurationError
-from grader.service import schema, tables
-from grader.service.store import Store
+from grader.service.records import schema, tables
+from grader.service.records.store import Store
 
 from .conftest import fresh_database
 

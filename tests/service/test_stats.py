@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from grader.checks import misconceptions
-from grader.service.models import TestResult as Result
-from grader.service.stats import causes, explanations
+from grader.service.dashboard.stats import causes, explanations
+from grader.service.records.models import TestResult as Result
 
 
 def test_explanations_come_from_the_messages_the_checks_wrote() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from ..errors import AuthError, Forbidden
-from .models import User
-from .store import Store
+from ...errors import AuthError, Forbidden
+from ..records.models import User
+from ..records.store import Store
 
 
 def user(request: Request) -> User:

@@ -13,12 +13,15 @@ import logging
 import threading
 from collections.abc import Callable
 
-from .config import ServiceConfig
-from .models import Job
-from .pipeline import grade_until_recorded
-from .store import DATABASE_ERRORS, Store
+from ..config import ServiceConfig
+from ..grading.pipeline import grade_until_recorded
+from ..records.models import Job
+from ..records.store import DATABASE_ERRORS, Store
+from . import leases
 
 log = logging.getLogger("grader.service")
+
+LOCAL = "local"  # the worker name of the embedded queue's threads
 
 
 class LocalWorkers:
@@ -70,7 +73,7 @@ class LocalWorkers:
         name = threading.current_thread().name
         while not self.stopping.is_set():
             try:
-                job = self.store.claim_job()
+                job = leases.claim(self.store, None, LOCAL, None, self.config.max_attempts)
             except DATABASE_ERRORS:
                 log.warning("the database did not answer; claiming again in 1 s")
                 self.stopping.wait(1.0)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import nbformat
 
-from .. import mending
-from ..errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
-from . import deadlines
-from .config import ServiceConfig
-from .store import Store
-from .tables import now
+from ... import mending
+from ...errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
+from ..config import ServiceConfig
+from ..records.store import Store
+from ..records.tables import now
+from ..rules import deadlines
 
 
 @dataclass(frozen=True)

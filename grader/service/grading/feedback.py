@@ -14,10 +14,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .config import ServiceConfig
+from ..config import ServiceConfig
+from ..records.models import Submission, TestResult
+from ..records.tables import now
 from .intake import received_at_utc
-from .models import Submission, TestResult
-from .tables import now
 
 # nbgrader's own ``assignment`` table, read directly: a Gradebook per status request would open a new
 # database connection each time (expensive on PostgreSQL), for one column

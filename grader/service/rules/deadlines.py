@@ -17,9 +17,9 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from ..errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
-from .config import ServiceConfig
-from .store import Store
+from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
+from ..config import ServiceConfig
+from ..records.store import Store
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None
     """The assignment's due date in nbgrader's gradebook (naive UTC; None removes it)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from ..errors import UnknownAssignment
+    from ...errors import UnknownAssignment
 
     with Gradebook(config.db_url) as gradebook:
         try:
@@ -106,7 +106,7 @@ def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None
 
 def parse_due(text: str) -> dt.datetime | None:
     """A due date typed into the settings page (``YYYY-MM-DDTHH:MM``, UTC); empty for none."""
-    from ..errors import StudentError
+    from ...errors import StudentError
 
     text = text.strip()
     if not text:
@@ -127,7 +127,7 @@ def set_late_policy(store: Store, config: ServiceConfig, values: dict[str, objec
     """Validate and save the late policy: the course's ``late_policy.json`` (which ``nbgrader_config.py``
     applies, so stock ``nbgrader autograde`` uses it too) and the database, from which every
     ``grader worker`` copies it into its own course copy before its next job."""
-    from .. import late_policy
+    from ... import late_policy
 
     checked = late_policy.save(config.course_root, values)
     store.put_setting(LATE_POLICY, json.dumps(checked, sort_keys=True))
@@ -137,7 +137,7 @@ def set_late_policy(store: Store, config: ServiceConfig, values: dict[str, objec
 def apply_late_policy(store: Store, config: ServiceConfig, applied: str | None) -> str | None:
     """On a worker: write the late policy the database holds into this course copy if it changed since
     ``applied``; returns what is applied now (the caller reloads its engine's configuration on a change)."""
-    from .. import late_policy
+    from ... import late_policy
 
     wanted = store.setting(LATE_POLICY)
     if wanted is not None and wanted != applied:

@@ -23,7 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import LostClaim
+from ...errors import LostClaim
 from . import files, schema
 from .models import Grade, Job, Submission, TestResult, User
 from .tables import jobs, now, settings, submissions, tokens, users
@@ -158,21 +158,6 @@ class Store:
                     submissions.update().where(submissions.c.id == submission_id).values(status="queued", reason="")
                 )
         return len(submission_ids)
-
-    def claim_job(self) -> Job | None:
-        """Atomically move the oldest queued job to running."""
-        oldest = sa.select(jobs.c.id).where(jobs.c.status == "queued").order_by(jobs.c.id).limit(1).scalar_subquery()
-        with self.transaction() as conn:
-            row = conn.execute(
-                jobs.update()
-                .where(jobs.c.id == oldest, jobs.c.status == "queued")
-                .values(status="running", attempts=jobs.c.attempts + 1, started_at=now(), worker="local")
-                .returning(jobs.c.id, jobs.c.submission_id, jobs.c.attempts)
-            ).first()
-            if row is None:
-                return None
-            conn.execute(submissions.update().where(submissions.c.id == row.submission_id).values(status="running"))
-        return Job(row.id, row.submission_id, row.attempts)
 
     def requeue_running(self) -> int:
         """Jobs left running by a process that died: back to the queue (start-up of the embedded service)."""

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from .. import course
-from ..engine.autograde import DATABASE_FAILED
-from ..engine.engine import Engine
-from ..engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
-from ..errors import DatabaseUnavailable, InfrastructureError
-from .config import ServiceConfig
-from .models import Execution, Submission
-from .store import Store
+from ... import course
+from ...engine.autograde import DATABASE_FAILED
+from ...engine.engine import Engine
+from ...engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
+from ...errors import DatabaseUnavailable, InfrastructureError
+from ..config import ServiceConfig
+from ..records.models import Execution, Submission
+from ..records.store import Store
 
 # One grading at a time per student and assignment: nbgrader keeps one submitted/ and autograded/
 # folder and one gradebook submission per student and assignment.  The pipeline holds it from placing

@@ -21,7 +21,7 @@ from typing import Any
 
 from celery import Celery
 
-from .config import ServiceConfig
+from ..config import ServiceConfig
 
 TASK = "grader.grade"
 QUEUE = "grader"

@@ -22,7 +22,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 SCRIPTS = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "grader_alembic_version"

@@ -23,15 +23,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import course
-from ..engine.engine import Engine
-from ..errors import ConfigurationError, DatabaseUnavailable
-from . import broker, deadlines, leases
-from . import config as service_config
-from .config import ServiceConfig
-from .models import Job
-from .pipeline import grade_until_recorded
-from .store import DATABASE_ERRORS, Store
+from ... import course
+from ...engine.engine import Engine
+from ...errors import ConfigurationError, DatabaseUnavailable
+from .. import config as service_config
+from ..config import ServiceConfig
+from ..grading.pipeline import grade_until_recorded
+from ..records.models import Job
+from ..records.store import DATABASE_ERRORS, Store
+from ..rules import deadlines
+from . import broker, leases
 
 log = logging.getLogger("grader.worker")
 

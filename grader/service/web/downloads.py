@@ -9,9 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import NotFound
-from . import export, sessions
-from .store import Store
+from ...errors import NotFound
+from ..dashboard import export
+from ..records.store import Store
+from . import sessions
 
 
 async def download_nbgrader_csv(request: Request) -> Response:

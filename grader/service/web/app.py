@@ -14,13 +14,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
-from ..errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
-from . import auth, exchange_api, export, feedback, http, intake, pages
-from . import regrade as regrade_rules
-from .config import ServiceConfig
-from .dispatch import Dispatcher
-from .queue import LocalWorkers
-from .store import DATABASE_ERRORS, Store
+from ...errors import DatabaseUnavailable, GraderError, NotFound, StudentError, TooLarge
+from .. import queue
+from ..config import ServiceConfig
+from ..dashboard import export
+from ..dashboard import regrade as regrade_rules
+from ..grading import feedback, intake
+from ..records.store import DATABASE_ERRORS, Store
+from . import auth, exchange_api, http, pages
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
@@ -216,7 +217,7 @@ async def error_response(request: Request, error: Exception) -> Response:
 
 def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
     store = Store(config.db_url)
-    workers: LocalWorkers | Dispatcher = Dispatcher(store, config) if config.broker_url else LocalWorkers(store, config)
+    workers = queue.for_config(store, config)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

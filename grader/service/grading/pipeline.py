@@ -19,13 +19,13 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from ..engine.engine import Engine
-from ..errors import DatabaseUnavailable, InfrastructureError, LostClaim
+from ...engine.engine import Engine
+from ...errors import DatabaseUnavailable, InfrastructureError, LostClaim
+from ..config import ServiceConfig
+from ..records.models import Job
+from ..records.store import DATABASE_ERRORS, Store
 from . import execution, gradebook, scoring
-from .config import ServiceConfig
 from .intake import assignment_cells
-from .models import Job
-from .store import DATABASE_ERRORS, Store
 
 STAGES = ("intake", "queue", "execution", "scoring", "gradebook", "feedback")
 

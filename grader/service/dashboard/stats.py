@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .config import ServiceConfig
-from .gradebook import counting
-from .models import Submission, TestResult
-from .store import Store
-from .tables import now
+from ..config import ServiceConfig
+from ..grading.gradebook import counting
+from ..records.models import Submission, TestResult
+from ..records.store import Store
+from ..records.tables import now
 
 LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
 # The checks' messages carry each misconception's explanation after its code (``grader.checks.misconceptions``):

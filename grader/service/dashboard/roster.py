@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .config import ServiceConfig
-from .store import Store
+from ..config import ServiceConfig
+from ..records.store import Store
 
 COLUMNS = ("id", "first_name", "last_name", "email")
 

@@ -21,10 +21,10 @@ import datetime as dt
 import logging
 import threading
 
+from ..config import ServiceConfig
+from ..records.store import DATABASE_ERRORS, Store
+from ..records.tables import now
 from . import broker, leases
-from .config import ServiceConfig
-from .store import DATABASE_ERRORS, Store
-from .tables import now
 
 log = logging.getLogger("grader.service")
 

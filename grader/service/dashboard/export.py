@@ -6,11 +6,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound
-from .config import ServiceConfig
-from .intake import received_at_utc
-from .models import Submission, TestResult
-from .store import Store
+from ...errors import NotFound
+from ..config import ServiceConfig
+from ..grading.intake import received_at_utc
+from ..records.models import Submission, TestResult
+from ..records.store import Store
 
 
 def grade_table(store: Store, config: ServiceConfig) -> list[dict[str, Any]]:

@@ -23,12 +23,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import course
-from ..errors import NotFound
-from . import gradebook
-from .config import ServiceConfig
-from .models import Submission
-from .store import Store
+from ... import course
+from ...errors import NotFound
+from ..config import ServiceConfig
+from ..grading import gradebook
+from ..records.models import Submission
+from ..records.store import Store
 
 
 @dataclass(frozen=True)

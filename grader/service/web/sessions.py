@@ -13,9 +13,9 @@ from urllib.parse import quote
 
 from starlette.requests import Request
 
-from ..errors import AuthError, Forbidden, StudentError
-from .models import User
-from .store import Store
+from ...errors import AuthError, Forbidden, StudentError
+from ..records.models import User
+from ..records.store import Store
 
 COOKIE = "grader_session"
 MAX_AGE_S = 14 * 24 * 3600

@@ -7,7 +7,7 @@ error's own class up).
 
 from __future__ import annotations
 
-from .. import errors
+from ... import errors
 
 STATUS: dict[type[errors.GraderError], int] = {
     errors.StudentError: 400,

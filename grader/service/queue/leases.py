@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from .models import Job
-from .store import Store
-from .tables import jobs, now, submissions, workers
+from ..records.models import Job
+from ..records.store import Store
+from ..records.tables import jobs, now, submissions, workers
 
 POISON = (
     "Grading this notebook stopped the grading worker {n} times (each worker that ran it died), so it was not "
@@ -36,19 +36,30 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def claim(store: Store, job_id: int, worker: str, lease_s: float, max_attempts: int) -> Job | None:
-    """Job ``job_id`` for ``worker``, or None: graded or failed already, or held by a live worker."""
-    stale = now() - dt.timedelta(seconds=lease_s)
+def claim(store: Store, job_id: int | None, worker: str, lease_s: float | None, max_attempts: int) -> Job | None:
+    """The one way a job is claimed: job ``job_id`` (or, for None, the oldest queued job) for ``worker``.
+
+    None when there is nothing to take: graded or failed already, or held by a live worker.  With
+    ``lease_s`` None (the embedded queue, whose threads die with the service and are requeued at its
+    start) only queued jobs are taken; otherwise also running ones whose holder is silent.
+    """
     running = jobs.c.status == "running"
     mine = sa.and_(running, jobs.c.worker == worker)
-    takeable = sa.or_(
-        jobs.c.status == "queued",
-        sa.and_(running, sa.or_(jobs.c.heartbeat_at.is_(None), jobs.c.heartbeat_at < stale)),
-    )
+    takeable: sa.ColumnElement[bool] = jobs.c.status == "queued"
+    if lease_s is not None:
+        stale = now() - dt.timedelta(seconds=lease_s)
+        takeable = sa.or_(
+            takeable, sa.and_(running, sa.or_(jobs.c.heartbeat_at.is_(None), jobs.c.heartbeat_at < stale))
+        )
+    if job_id is None:
+        oldest = sa.select(jobs.c.id).where(jobs.c.status == "queued").order_by(jobs.c.id).limit(1)
+        which = jobs.c.id == oldest.scalar_subquery()
+    else:
+        which = jobs.c.id == job_id
     with store.transaction() as conn:
         row = conn.execute(
             jobs.update()
-            .where(jobs.c.id == job_id, sa.or_(mine, sa.and_(takeable, jobs.c.attempts < max_attempts)))
+            .where(which, sa.or_(mine, sa.and_(takeable, jobs.c.attempts < max_attempts)))
             .values(
                 status="running",
                 attempts=sa.case((mine, jobs.c.attempts), else_=jobs.c.attempts + 1),
@@ -61,7 +72,8 @@ def claim(store: Store, job_id: int, worker: str, lease_s: float, max_attempts: 
         if row is not None:
             conn.execute(submissions.update().where(submissions.c.id == row.submission_id).values(status="running"))
             return Job(row.id, row.submission_id, row.attempts)
-    fail_exhausted(store, lease_s, max_attempts, job_id)
+    if job_id is not None and lease_s is not None:
+        fail_exhausted(store, lease_s, max_attempts, job_id)
     return None
 
 

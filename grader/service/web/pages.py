@@ -16,11 +16,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from .. import course, late_policy
-from ..errors import GraderError, InfrastructureError, NotFound, StudentError
-from . import charts, deadlines, downloads, feedback, http, intake, regrade, sessions, stats
-from .config import ServiceConfig
-from .store import Store
+from ... import course, late_policy
+from ...errors import GraderError, InfrastructureError, NotFound, StudentError
+from ..config import ServiceConfig
+from ..dashboard import charts, regrade, stats
+from ..grading import feedback, intake
+from ..records.store import Store
+from ..rules import deadlines
+from . import downloads, http, sessions
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 templates.env.globals["charts"] = charts

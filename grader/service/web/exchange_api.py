@@ -18,10 +18,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import NotFound, StudentError
-from . import auth, feedback
-from .config import ServiceConfig
-from .store import Store
+from ...errors import NotFound, StudentError
+from ..config import ServiceConfig
+from ..grading import feedback
+from ..records.store import Store
+from . import auth
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 SKIPPED = {".ipynb_checkpoints", "__pycache__", ".DS_Store"}

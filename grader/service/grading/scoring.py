@@ -11,10 +11,10 @@ import re
 
 import nbformat
 
-from .. import mending
-from ..engine.preprocessor import ENGINE_ERRORS
-from .config import ServiceConfig
-from .models import Execution, Grade, Submission, TestResult
+from ... import mending
+from ...engine.preprocessor import ENGINE_ERRORS
+from ..config import ServiceConfig
+from ..records.models import Execution, Grade, Submission, TestResult
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

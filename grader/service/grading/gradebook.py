@@ -8,9 +8,9 @@ The write is idempotent: recording the same grade twice changes nothing.
 
 from __future__ import annotations
 
-from .config import ServiceConfig
-from .models import Grade, Submission
-from .store import Store
+from ..config import ServiceConfig
+from ..records.models import Grade, Submission
+from ..records.store import Store
 
 
 def record(config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade) -> None:

@@ -1,0 +1,1 @@
+"""What staff read: the gradebook and statistics, charts, regrades, rosters and exports (CSV, Gradescope)."""
