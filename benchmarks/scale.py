@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/scale.py                 # 1,000 submissions per run
     .venv/bin/python benchmarks/scale.py -n 40 --stock 2 # what the test runs
 
-Each run starts a fresh cluster on this machine (``tests/service/cluster.py``):
+Each run starts a fresh cluster on this machine (``tests/service/queue/cluster.py``):
 a PostgreSQL and a Redis of its own, ``grader serve --broker-url``, and 1 or 2
 ``grader worker`` processes, each on its own course copy and pinned to a CPU
 of its own (``taskset``), as hosts of one CPU each.  N students each upload
@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 import sqlalchemy as sa  # noqa: E402
 
 from grader import course  # noqa: E402
-from tests.service.cluster import start_cluster  # noqa: E402
+from tests.service.queue.cluster import start_cluster  # noqa: E402
 
 A = "ps1_tensors"
 FIXTURES = REPO / "tests" / "fixtures" / "submissions" / A

@@ -7,7 +7,7 @@
 - ``ConfigurationError``: bad configuration.  Fails at start-up.
 
 No HTTP status codes here: which status each error answers with is the web layer's
-business (``grader.service.http``).
+business (``grader.service.web.http``).
 """
 
 from __future__ import annotations

@@ -43,3 +43,30 @@ def test_importing_the_web_app_does_not_import_torch_or_the_checks() -> None:
     code = f"import sys; import grader.service.web.app; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+# Which stage packages of grader.service each may import: the data flow, and nothing backwards.
+# (config and hooks are the composition at the top: any package may read the configuration.)
+ALLOWED = {
+    "records": set(),
+    "rules": {"records"},
+    "grading": {"records", "rules"},
+    "dashboard": {"records", "rules", "grading"},
+    "queue": {"records", "rules", "grading", "hooks"},
+    "web": {"records", "rules", "grading", "dashboard", "queue"},
+}
+
+
+def test_the_stage_packages_import_only_along_the_data_flow() -> None:
+    service = PACKAGE / "service"
+    assert {p.name for p in service.iterdir() if (p / "__init__.py").exists()} == set(ALLOWED)
+    wrong = {}
+    for name, allowed in ALLOWED.items():
+        for path in (service / name).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            used = {m.split(".")[2] for m in _imports(path) if m.startswith("grader.service.") and m.count(".") >= 2}
+            backwards = used - allowed - {name, "config"}
+            if backwards:
+                wrong[str(path.relative_to(PACKAGE))] = sorted(backwards)
+    assert wrong == {}

@@ -10,6 +10,7 @@ same nbgrader code as the stock command writes them.
 
 from __future__ import annotations
 
+import enum
 import gc
 import io
 import logging
@@ -24,9 +25,10 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from .. import course
+from ..errors import ConfigurationError
 from . import bulk, inprocess
 from .kernel import Zygote
-from .preprocessor import bookkeeping, report
+from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
 
 EXECUTE_STEPS = (
     "Execute",
@@ -41,24 +43,39 @@ CHECK_METADATA = (
 )
 
 
-class AutogradeFailed(Exception):
-    """nbgrader could not autograde a submission; the message carries its log."""
+class Status(enum.Enum):
+    """How one autograding ended."""
+
+    COMPLETED = "completed"  # nbgrader wrote the gradebook rows and the autograded notebook
+    INCOMPLETE = "incomplete"  # nbgrader gave up on this notebook (its log says why): the submission's doing
+    INFRASTRUCTURE = "infrastructure"  # the grader itself failed (zygote, fork, sandbox): worth retrying
+    DATABASE = "database"  # the gradebook database failed: wait for it, then grade again
+
+
+class Stop(enum.StrEnum):
+    """Why later cells of a completed notebook could not run (the ``ename`` the engine gave their outputs)."""
+
+    NONE = ""
+    NOTEBOOK_TIMEOUT = NOTEBOOK_TIMEOUT
+    KERNEL_DIED = KERNEL_DIED
+    NOT_RUN = NOT_RUN
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One student's autograding: whether nbgrader completed it, and its log."""
+    """One student's autograding: how it ended, why, and nbgrader's log."""
 
     student: str
     assignment: str
-    ok: bool
+    status: Status
     log: str
     seconds: float
-    infrastructure: str = ""  # set when the grader itself failed (zygote, database): worth retrying
-    stopped: str = ""  # NotebookTimeout | DeadKernelError | CellNotRun when later cells could not run
+    reason: str = ""  # for INFRASTRUCTURE and DATABASE: what failed
+    stopped: Stop = Stop.NONE
 
-
-DATABASE_FAILED = "the gradebook database failed"
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.COMPLETED
 
 
 def load_config(
@@ -84,7 +101,10 @@ def load_config(
     config.CourseDirectory.db_url = course.gradebook_url(root, db_url)
     steps = _steps(config, "autograde_preprocessors")
     if not any(s in EXECUTE_STEPS or s.endswith(".Execute") for s in steps):
-        raise ValueError("Autograde.autograde_preprocessors has no Execute step to replace")
+        raise ConfigurationError(
+            "nbgrader_config.py: Autograde.autograde_preprocessors has no Execute step for the engine to replace; "
+            "keep nbgrader's Execute (or grader.isolation.PrivateExecute) in the list"
+        )
     sanitize = _steps(config, "sanitize_preprocessors")
     config.Autograde.sanitize_preprocessors = [bulk.REPLACES.get(s, s) for s in sanitize]
     # The autograde pass reads the notebook the sanitize pass has just written and checked; no step
@@ -156,6 +176,7 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
     log.setLevel(logging.INFO)
     log.addHandler(handler)
     ok = True
+    database: BaseException | None = None
     report.reset()
     try:
         with bookkeeping():
@@ -167,21 +188,38 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
             app.create_student = create
             try:
                 app.start()
-            except Exception:
+            except Exception as error:
                 ok = False
+                database = _database_error(error)
                 log.exception("autograding %s/%s failed", student, assignment)
     finally:
         log.removeHandler(handler)
-    if not ok and "OperationalError" in buffer.getvalue():
-        report.failures.append(DATABASE_FAILED)
-    infrastructure = "; ".join(report.failures)
     if ok and not _settled.is_set():
         _settled.set()
         settle()
     seconds = time.monotonic() - started
-    return Outcome(
-        student, assignment, ok and not infrastructure, buffer.getvalue(), seconds, infrastructure, report.stopped
-    )
+    if database is not None:
+        status, reason = Status.DATABASE, f"the gradebook database failed: {type(database).__name__}: {database}"
+    elif report.failures:
+        status, reason = Status.INFRASTRUCTURE, "; ".join(report.failures)
+    else:
+        status, reason = (Status.COMPLETED if ok else Status.INCOMPLETE), ""
+    return Outcome(student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped))
+
+
+def _database_error(error: BaseException) -> BaseException | None:
+    """The database error behind ``error``, if one is: nbgrader catches SQLAlchemy's and raises its own
+    ``NbGraderException`` while handling it, so the cause is in the exception's context chain."""
+    import sqlalchemy.exc
+
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def submitted_students(root: Path, assignment: str) -> list[str]:

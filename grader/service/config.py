@@ -41,6 +41,7 @@ class ServiceConfig:
     lease_s: float = 60.0  # a running job whose worker has not been heard from for this long is taken over
     sweep_interval_s: float = 5.0  # how often `grader serve` looks for jobs to publish (again)
     republish_after_s: float = 120.0  # a queued job nobody claimed for this long is published again
+    after_record: tuple[str, ...] = ()  # hooks run after each recorded grade (``hooks``): "canvas-csv", "mod:fn"
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
 
     @property
@@ -92,6 +93,8 @@ def load(
         raise ConfigurationError(f"unknown GraderService setting(s) in nbgrader_config.py: {sorted(unknown)}")
     db_url = course.gradebook_url(root, db_url)
     release = course.release_directory(root, loaded).name
+    if isinstance(section.get("after_record"), list):
+        section["after_record"] = tuple(section["after_record"])
     config = ServiceConfig(course_root=root, db_url=db_url, release_directory=release, **section)
     if config.workers < 1:
         raise ConfigurationError("GraderService.workers must be at least 1")
@@ -103,10 +106,19 @@ def load(
     if config.counting not in COUNTING:
         raise ConfigurationError(f"GraderService.counting must be one of {COUNTING}, not {config.counting!r}")
     _check_scale_out(config)
+    _check_hooks(config)
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
     if bad:
         raise ConfigurationError(f"GraderService.feedback_policy: {bad} not in {FEEDBACK_POLICIES}")
     return config
+
+
+def _check_hooks(config: ServiceConfig) -> None:
+    from . import hooks
+
+    if isinstance(config.after_record, str) or not all(isinstance(n, str) for n in config.after_record):
+        raise ConfigurationError("GraderService.after_record must be a list of hook names, e.g. ['canvas-csv']")
+    hooks.after_record(config)
 
 
 def _check_scale_out(config: ServiceConfig) -> None:

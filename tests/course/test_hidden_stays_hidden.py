@@ -176,7 +176,7 @@ def service(planted: tuple[Path, dict[str, set[str]]]) -> Iterator[Server]:
 def test_service_feedback_and_fetch_feedback_hide_hidden_tests(
     service: Server, planted: tuple[Path, dict[str, set[str]]], tmp_path: Path
 ) -> None:
-    from tests.service.test_exchange import make_student
+    from tests.service.web.test_exchange import make_student
 
     _, hidden = planted
     for assignment in ASSIGNMENTS:

@@ -10,8 +10,10 @@ import pytest
 
 from grader import cli, course
 from grader.engine import batch
+from grader.engine.autograde import Status, Stop
 from grader.engine.engine import Engine
 from grader.engine.limits import Limits
+from grader.errors import ConfigurationError
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
 from tests.graded import ASSIGNMENTS, LATE_STUDENT, Graded, prepare
@@ -113,7 +115,7 @@ def test_a_notebook_past_its_whole_time_limit_stops_and_keeps_earlier_points(tmp
     _submit(root, "sleeps", assignment, nb)
     with Engine(root, limits=Limits(notebook_timeout_s=8)) as engine:
         outcome = engine.grade(assignment, "sleeps")
-    assert outcome.ok and outcome.seconds < 20 and outcome.stopped == "NotebookTimeout"
+    assert outcome.ok and outcome.seconds < 20 and outcome.stopped is Stop.NOTEBOOK_TIMEOUT
     cells = results(root, assignment)["sleeps"]
     assert all(cells[t].score == cells[t].max_score for t in tests[:-2])
     assert cells[tests[-2]].score == 0 and "CellNotRun" in cells[tests[-2]].message
@@ -160,3 +162,26 @@ def test_cli_autograde_asks_for_a_release_first(tmp_path: Path, capsys: pytest.C
     course.place_submission(root, "someone", "ps1_tensors", FIXTURES / "ps1_tensors" / "correct.ipynb")
     assert cli.main(["autograde", "ps1_tensors", "--course", str(root)]) == 2
     assert "run `grader release ps1_tensors`" in capsys.readouterr().err
+
+
+def test_outcomes_are_typed_a_database_failure_is_told_apart_from_the_notebook(tmp_path: Path) -> None:
+    """Before, the service searched nbgrader's log for "OperationalError" to tell the two apart."""
+    assignment = "ps2_autograd"
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [assignment])
+    _submit(root, "dana", assignment, nbformat.read(FIXTURES / assignment / "correct.ipynb", as_version=4))
+    with Engine(root, db_url=f"sqlite:///{tmp_path}/no/such/folder/gradebook.db") as engine:
+        outcome = engine.grade(assignment, "dana")
+    assert outcome.status is Status.DATABASE and not outcome.ok
+    assert outcome.reason.startswith("the gradebook database failed: OperationalError")
+    with Engine(root) as engine:
+        done = engine.grade(assignment, "dana")
+    assert done.status is Status.COMPLETED and done.ok and done.stopped is Stop.NONE and done.reason == ""
+
+
+def test_a_course_config_without_an_execute_step_fails_at_start_up(tmp_path: Path) -> None:
+    root = course.copy_course(tmp_path / "course")
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write('\nc.Autograde.autograde_preprocessors = ["nbgrader.preprocessors.SaveAutoGrades"]\n')
+    with pytest.raises(ConfigurationError, match="has no Execute step for the engine to replace"):
+        Engine(root)

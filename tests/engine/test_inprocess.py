@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grader import course
 from grader.engine import inprocess
-from tests.service.cluster import Postgres
+from tests.service.queue.cluster import Postgres
 
 
 def test_a_cached_gradebook_connection_is_replaced_after_the_database_restarts() -> None:

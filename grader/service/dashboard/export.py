@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,9 @@ from typing import Any
 from ...errors import NotFound
 from ..config import ServiceConfig
 from ..grading.intake import received_at_utc
-from ..records.models import Submission, TestResult
+from ..records.models import Recorded, Submission, TestResult
 from ..records.store import Store
+from ..rules.counting import final_score
 
 
 def grade_table(store: Store, config: ServiceConfig) -> list[dict[str, Any]]:
@@ -43,7 +45,7 @@ def grade_table(store: Store, config: ServiceConfig) -> list[dict[str, Any]]:
                 row.update(
                     raw_score=float(graded.score),
                     late_penalty=float(graded.late_submission_penalty or 0.0),
-                    final_score=float(graded.score) - float(graded.late_submission_penalty or 0.0),
+                    final_score=final_score(graded.score, graded.late_submission_penalty),
                 )
                 rows.append(row)
     return rows
@@ -114,7 +116,7 @@ def canvas_csv(store: Store, config: ServiceConfig) -> str:
 
     from . import stats
 
-    book = stats.gradebook(store, config)
+    book = stats.standings(store, config)
     with NbGradebook(config.db_url) as gradebook:
         names = {s.id: (s.last_name or "", s.first_name or "") for s in gradebook.db.query(Student)}
     out = io.StringIO()
@@ -175,7 +177,7 @@ def gradescope_zip(store: Store, config: ServiceConfig, assignment: str) -> byte
 
     from . import stats
 
-    book = stats.gradebook(store, config)
+    book = stats.standings(store, config)
     if assignment not in {a.name for a in book.assignments}:
         raise NotFound(f"no assignment {assignment!r}")
     buffer = io.BytesIO()
@@ -186,3 +188,22 @@ def gradescope_zip(store: Store, config: ServiceConfig, assignment: str) -> byte
                 body = gradescope_results(config, chosen, store.results(chosen.id))
                 archive.writestr(f"{student}/results.json", json.dumps(body, indent=2))
     return buffer.getvalue()
+
+
+def _keep(config: ServiceConfig, name: str, text: str) -> None:
+    """Replace ``exports/NAME`` in one step: a reader sees the old file or the new one, never half."""
+    folder = config.course_root / "exports"
+    folder.mkdir(exist_ok=True)
+    partial = folder / f".{name}.{os.getpid()}.partial"
+    partial.write_text(text)
+    os.replace(partial, folder / name)
+
+
+def keep_canvas_csv(store: Store, config: ServiceConfig, recorded: Recorded) -> None:
+    """``after_record`` hook ``canvas-csv``: ``exports/canvas.csv`` is the Canvas import as of this grade."""
+    _keep(config, "canvas.csv", canvas_csv(store, config))
+
+
+def keep_grades_csv(store: Store, config: ServiceConfig, recorded: Recorded) -> None:
+    """``after_record`` hook ``grades-csv``: ``exports/grades.csv`` is ``nbgrader export``'s CSV as of this grade."""
+    _keep(config, "grades.csv", nbgrader_csv(config))

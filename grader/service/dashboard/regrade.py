@@ -1,8 +1,8 @@
 """Regrading an assignment after its tests changed: first a dry run that shows the score diff, then the real thing.
 
-What a regrade selects is one function, ``select``, which every door calls (``POST
+What a regrade selects is one function, ``rules.regrading.select``, which every door calls (``POST
 /api/admin/regrade``, the assignment page, ``grader regrade``): the attempt that counts
-(``gradebook.counting``) of each chosen student, or one submission by id.
+(``rules.counting.counting``) of each chosen student, or one submission by id.
 
 The dry run grades the attempt that counts of every student again, in a scratch copy of the
 course (its configuration, late policy and ``source/``, released there into a scratch gradebook
@@ -26,9 +26,9 @@ from pathlib import Path
 from ... import course
 from ...errors import NotFound
 from ..config import ServiceConfig
-from ..grading import gradebook
-from ..records.models import Submission
 from ..records.store import Store
+from ..rules.counting import final_score
+from ..rules.regrading import select
 
 
 @dataclass(frozen=True)
@@ -56,29 +56,6 @@ class DryRun:
     @property
     def changed(self) -> tuple[ScoreChange, ...]:
         return tuple(c for c in self.changes if c.delta != 0 or c.changed_tests)
-
-
-def select(
-    store: Store,
-    config: ServiceConfig,
-    *,
-    submission_id: int | None = None,
-    student: str | None = None,
-    assignment: str | None = None,
-) -> list[Submission]:
-    """What a regrade grades again: the submission ``submission_id``, else the attempt that counts
-    of each student (``student``, or all) in each assignment (``assignment``, or all)."""
-    if submission_id is not None:
-        return [s for s in store.submissions(student=student, assignment=assignment) if s.id == submission_id]
-    by_student: dict[tuple[str, str], list[Submission]] = {}
-    for submission in store.submissions(student=student, assignment=assignment):
-        by_student.setdefault((submission.assignment, submission.student), []).append(submission)
-    chosen = (gradebook.counting(attempts, config.counting) for attempts in by_student.values())
-    return sorted((c for c in chosen if c is not None), key=lambda s: (s.assignment, s.student))
-
-
-def _final(score: float | None, penalty: float | None) -> float:
-    return (score or 0.0) - (penalty or 0.0)
 
 
 def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None) -> DryRun:
@@ -110,7 +87,7 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
     changes = []
     for submission in attempts:
         before = {t.name: t.points for t in store.results(submission.id)}
-        recorded = _final(submission.score, submission.late_penalty)
+        recorded = final_score(submission.score, submission.late_penalty)
         if submission.student not in graded:
             why = problem or "not graded"
             changes.append(ScoreChange(submission.student, submission.id, recorded, None, (), why))
@@ -121,7 +98,7 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
             for name in sorted(set(before) | set(after))
             if before.get(name, 0.0) != after.get(name, 0.0)
         )
-        final = _final(sum(after.values()), penalties.get(submission.student))
+        final = final_score(sum(after.values()), penalties.get(submission.student))
         changes.append(ScoreChange(submission.student, submission.id, recorded, round(final, 6), tests))
     return DryRun(assignment, tuple(changes), time.monotonic() - started)
 

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..config import ServiceConfig
-from ..grading.gradebook import counting
 from ..records.models import Submission, TestResult
 from ..records.store import Store
 from ..records.tables import now
+from ..rules import deadlines
+from ..rules.counting import counting, final_score
 
 LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
 # The checks' messages carry each misconception's explanation after its code (``grader.checks.misconceptions``):
@@ -53,11 +54,11 @@ class Entry:
 
     @property
     def final(self) -> float | None:
-        return None if self.counting is None else float(self.counting.score or 0.0) - (self.penalty or 0.0)
+        return None if self.counting is None else final_score(self.counting.score, self.counting.late_penalty)
 
 
 @dataclass(frozen=True)
-class Gradebook:
+class Standings:
     assignments: tuple[AssignmentInfo, ...]
     students: tuple[str, ...]
     entries: dict[tuple[str, str], Entry]
@@ -103,12 +104,11 @@ def course(
 
 
 def is_late(submission: Submission, info: AssignmentInfo, extension: dt.timedelta | None) -> bool:
-    if info.due is None:
-        return False
-    return submission.received_at > info.due + (extension or dt.timedelta(0))
+    """Whether ``submission`` came in after its student's effective due date (``deadlines.effective_due``)."""
+    return deadlines.is_late(submission.received_at, deadlines.effective_due(info.due, extension))
 
 
-def gradebook(store: Store, config: ServiceConfig) -> Gradebook:
+def standings(store: Store, config: ServiceConfig) -> Standings:
     """Every student x assignment, from one read of the submissions and one of nbgrader's gradebook."""
     assignments, roster, extensions = course(config)
     by_pair: dict[tuple[str, str], list[Submission]] = {}
@@ -129,7 +129,7 @@ def gradebook(store: Store, config: ServiceConfig) -> Gradebook:
                 counting=chosen,
                 late=chosen is not None and is_late(chosen, info, extensions.get((student, info.name))),
             )
-    return Gradebook(assignments, students, entries)
+    return Standings(assignments, students, entries)
 
 
 # --- one assignment: item analysis ---------------------------------------------------------------

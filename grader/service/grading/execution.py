@@ -21,9 +21,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from ... import course
-from ...engine.autograde import DATABASE_FAILED
+from ...engine.autograde import Status, Stop
 from ...engine.engine import Engine
-from ...engine.preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT
 from ...errors import DatabaseUnavailable, InfrastructureError
 from ..config import ServiceConfig
 from ..records.models import Execution, Submission
@@ -92,28 +91,29 @@ def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_
     outcome = engine.grade(submission.assignment, submission.student)
     log = outcome.log[-OUTPUT_LIMIT_BYTES:]
     notebook = autograded / f"{notebook_name}.ipynb"
-    if not outcome.ok or not notebook.exists():
-        if DATABASE_FAILED in outcome.infrastructure:
-            raise DatabaseUnavailable(f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}")
-        if outcome.infrastructure:
-            raise InfrastructureError(f"grading {submission.student}/{submission.assignment}: {outcome.infrastructure}")
+    where = f"grading {submission.student}/{submission.assignment}"
+    if outcome.status is Status.DATABASE:
+        raise DatabaseUnavailable(f"{where}: {outcome.reason}")
+    if outcome.status is Status.INFRASTRUCTURE:
+        raise InfrastructureError(f"{where}: {outcome.reason}")
+    if outcome.status is Status.INCOMPLETE or not notebook.exists():
         return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
-    return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped))
+    return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped), completed=True)
 
 
-def _problem(config: ServiceConfig, stopped: str) -> str:
+def _problem(config: ServiceConfig, stopped: Stop) -> str:
     """A notebook-wide reason to tell the student, when the engine stopped the kernel."""
-    if stopped == NOTEBOOK_TIMEOUT:
+    if stopped is Stop.NOTEBOOK_TIMEOUT:
         return (
             f"Grading stopped after {config.notebook_timeout_s:g} s, the limit for a whole notebook: "
             "tests that ran before keep their points; the tests after it could not run and score 0."
         )
-    if stopped == KERNEL_DIED:
+    if stopped is Stop.KERNEL_DIED:
         return (
             "Your notebook crashed the Python kernel (it used too much memory, or exited): "
             "tests that ran before the crash keep their points; the tests after it could not run and score 0."
         )
-    if stopped == NOT_RUN:
+    if stopped is Stop.NOT_RUN:
         return (
             "A cell ran past its time limit and did not stop when interrupted, so its kernel was stopped: "
             "tests that ran before keep their points; the tests after it could not run and score 0."

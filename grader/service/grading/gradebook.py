@@ -1,19 +1,60 @@
-"""Gradebook: make nbgrader's gradebook hold exactly the grade the service recorded.
+"""Gradebook: the one place the service writes nbgrader's grade rows.
 
-``nbgrader autograde`` already wrote the scores of a run that completed; when a
-run could not complete (whole-notebook limit, dead kernel) the gradebook could
-still hold an older attempt's scores, so every grade is written again here.
-The write is idempotent: recording the same grade twice changes nothing.
+nbgrader's own ``SaveAutoGrades`` and ``AssignLatePenalties`` (run by the engine, exactly as
+``nbgrader autograde`` runs them) write the rows of the attempt they graded.  That is the
+normal case, and then this stage writes nothing.  It writes only what they could not:
+
+- the run did not complete (nbgrader gave up on the notebook), so the gradebook may still hold
+  an older attempt's rows: the grade the service recorded is written;
+- another attempt counts (an older one regraded, or a better one under ``counting = "best"``):
+  that attempt's recorded grade is written back.
+
+``record`` decides, before the grade is stored, so the gradebook and the service never disagree
+about which attempt counts.  Writing the same grade twice changes nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..config import ServiceConfig
 from ..records.models import Grade, Submission
 from ..records.store import Store
+from ..rules.counting import counting
 
 
-def record(config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade) -> None:
+def record(
+    store: Store, config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade, written: bool
+) -> bool:
+    """Make nbgrader's gradebook hold the attempt that counts once ``grade`` is recorded for ``submission``.
+
+    ``written``: nbgrader already wrote ``grade``'s rows (the run completed).  Returns whether
+    anything was written here.
+    """
+    graded = dataclasses.replace(
+        submission, status="graded", score=grade.score, max_score=grade.max_score, late_penalty=grade.late_penalty
+    )
+    attempts = [
+        graded if s.id == submission.id else s for s in store.submissions(submission.student, submission.assignment)
+    ]
+    counts = counting(attempts, config.counting) or graded
+    if counts.id == submission.id:
+        if written:
+            return False
+        _write(config, submission, notebook_name, grade)
+        return True
+    kept = Grade(
+        submission_id=counts.id,
+        score=counts.score or 0.0,
+        max_score=counts.max_score or 0.0,
+        late_penalty=counts.late_penalty or 0.0,
+        tests=store.results(counts.id),
+    )
+    _write(config, counts, notebook_name, kept)
+    return True
+
+
+def _write(config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade) -> None:
     from nbgrader.api import Gradebook
 
     points = {t.name: t.points for t in grade.tests}
@@ -22,46 +63,10 @@ def record(config: ServiceConfig, submission: Submission, notebook_name: str, gr
         gradebook.update_or_create_submission(
             submission.assignment, submission.student, timestamp=submission.received_at
         )
-        graded = gradebook.find_submission_notebook(notebook_name, submission.assignment, submission.student)
-        for cell_grade in graded.grades:
+        notebook = gradebook.find_submission_notebook(notebook_name, submission.assignment, submission.student)
+        for cell_grade in notebook.grades:
             if cell_grade.name in points:
                 cell_grade.auto_score = points[cell_grade.name]
                 cell_grade.needs_manual_grade = False
-        graded.late_submission_penalty = grade.late_penalty
+        notebook.late_submission_penalty = grade.late_penalty
         gradebook.db.commit()
-
-
-def counting(attempts: list[Submission], rule: str) -> Submission | None:
-    """Of one student's attempts, the one whose grade counts: the latest graded one, or the best
-    (``GraderService.counting``)."""
-    graded = [s for s in attempts if s.status == "graded"]
-    if not graded:
-        return None
-    if rule == "best":
-        return max(graded, key=lambda s: ((s.score or 0.0) - (s.late_penalty or 0.0), s.received_at))
-    return max(graded, key=lambda s: s.received_at)
-
-
-def counting_attempt(store: Store, config: ServiceConfig, student: str, assignment: str) -> Submission | None:
-    """The attempt whose grade counts, from the store."""
-    return counting(store.submissions(student=student, assignment=assignment), config.counting)
-
-
-def record_counting(store: Store, config: ServiceConfig, submission: Submission, notebook_name: str) -> None:
-    """After grading ``submission``, make sure the gradebook holds the attempt that counts.
-
-    Grading an attempt writes its grade to the gradebook; when another attempt
-    counts (an older one regraded, or a better one under ``counting = "best"``),
-    that attempt's recorded grade is written back.
-    """
-    counting = counting_attempt(store, config, submission.student, submission.assignment)
-    if counting is None or counting.id == submission.id:
-        return
-    grade = Grade(
-        submission_id=counting.id,
-        score=counting.score or 0.0,
-        max_score=counting.max_score or 0.0,
-        late_penalty=counting.late_penalty or 0.0,
-        tests=store.results(counting.id),
-    )
-    record(config, counting, notebook_name, grade)

@@ -1,15 +1,25 @@
-"""The order of the stages, written down once, and the grading of one job through them.
+"""The grading of one job: the stages in order, written once as data (``STAGES``), and what runs after.
 
-    intake     validate, store durably, create submission + job   (intake.accept)
-    queue      a worker claims the job        (queue.LocalWorkers, or dispatch + broker -> worker + leases)
-    execution  nbgrader autograde, cells in a forked, limited kernel (execution.run)
-    scoring    per test cell: points and the student-safe message  (scoring.score)
-    gradebook  the nbgrader gradebook holds exactly that grade      (gradebook.record)
-    feedback   what the student sees, by policy                     (feedback.view, export)
+A submission's whole path, and where each step lives:
 
-Every job ends with a recorded result: a grade, or (after ``max_attempts``
-infrastructure failures, or workers that died running it) ``failed`` with a
-reason.  A database outage is waited out, not counted as an attempt.
+    intake     validate, store durably, create submission + job     (grading.intake.accept, at upload)
+    queue      a worker claims the job                                (queue: local threads, or broker + workers)
+    execution  nbgrader autograde, cells in a forked, limited kernel  (grading.execution.run)
+    scoring    per test cell: points and the student-safe message     (grading.scoring.score)
+    gradebook  nbgrader's gradebook holds the attempt that counts     (grading.gradebook.record)
+    record     the service's records: the grade, the job finished   (records.store.finish_job)
+    feedback   what the student sees, by policy                       (grading.feedback.view, when asked)
+
+``STAGES`` holds the four that run for a claimed job; ``Pipeline.grade`` runs them in that
+order and nothing else does.  After the record stage the ``after_record`` hooks run (exports,
+and later grade passback: ``hooks``), each with the recorded grade; a hook that fails is logged
+and does not undo the grade.
+
+Every job ends with a recorded result: a grade, or ``failed`` with a reason.  Outcomes are
+typed (``grader.errors``): an ``InfrastructureError`` is retried up to ``max_attempts``; a
+database outage is waited out, not counted as an attempt (``grade_until_recorded``); any other
+exception is a bug in the grader, which a retry would repeat, so the job is failed at once with
+a reason an admin sees on the queue page.
 """
 
 from __future__ import annotations
@@ -17,117 +27,196 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, InfrastructureError, LostClaim
 from ..config import ServiceConfig
-from ..records.models import Job
+from ..records.models import Execution, Grade, Job, Recorded, Submission
 from ..records.store import DATABASE_ERRORS, Store
 from . import execution, gradebook, scoring
 from .intake import assignment_cells
-
-STAGES = ("intake", "queue", "execution", "scoring", "gradebook", "feedback")
 
 log = logging.getLogger("grader.service")
 
 # not the submission's fault, and not to be recorded as its failure
 PASS_THROUGH: tuple[type[Exception], ...] = (LostClaim, DatabaseUnavailable, *DATABASE_ERRORS)
 
-
-def grade_job(store: Store, config: ServiceConfig, engine: Engine, job: Job) -> None:
-    """Grade ``job`` through the stages and record its result.
-
-    Raises ``DatabaseUnavailable`` when the database stopped answering: nothing
-    more could be recorded, and the caller grades the job again once it is back
-    (``grade_until_recorded``).  A claim taken over by another worker records
-    nothing and returns.
-    """
-    try:
-        _grade(store, config, engine, job)
-    except LostClaim as lost:
-        log.warning("%s", lost)
-    except DATABASE_ERRORS as error:
-        raise DatabaseUnavailable(f"the database did not answer: {error}") from error
+Hook = Callable[[Store, ServiceConfig, Recorded], None]
 
 
-def grade_until_recorded(
-    store: Store,
-    config: ServiceConfig,
-    engine: Engine,
-    job: Job,
-    reclaim: Callable[[], Job | None],
-    stopping: threading.Event,
-) -> None:
-    """``grade_job``, again after each database outage, while ``reclaim`` says the job is still ours.
+@dataclass
+class Run:
+    """One claimed job on its way through the stages; each stage fills in its part."""
 
-    Waits 1, 2, 4 ... up to 30 s between tries; gives up only when the worker is stopping (the job's
-    lease then runs out and another worker takes it).
-    """
-    delay = 1.0
-    while True:
+    pipeline: Pipeline
+    job: Job
+    submission: Submission
+    notebook_name: str
+    data: bytes
+    execution: Execution | None = None
+    grade: Grade | None = None
+    recorded: Recorded | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[Run], None]
+
+
+def _execute(run: Run) -> None:
+    p = run.pipeline
+    run.execution = execution.run(p.config, p.engine, run.submission, run.notebook_name, run.data)
+    if run.execution.problem:
+        log.warning("submission %s: %s\n%s", run.submission.id, run.execution.problem, run.execution.log[-4000:])
+
+
+def _score(run: Run) -> None:
+    assert run.execution is not None
+    run.grade = scoring.score(run.pipeline.config, run.submission, run.notebook_name, run.execution)
+
+
+def _gradebook(run: Run) -> None:
+    assert run.execution is not None and run.grade is not None
+    p = run.pipeline
+    if not p.store.holds(run.job):
+        raise LostClaim(f"job {run.job.id} was taken over by another worker while it was graded here")
+    gradebook.record(p.store, p.config, run.submission, run.notebook_name, run.grade, run.execution.completed)
+
+
+def _record(run: Run) -> None:
+    assert run.grade is not None
+    run.pipeline.store.finish_job(run.job, run.grade)
+    run.recorded = Recorded(run.submission, run.grade)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("execution", _execute),
+    Stage("scoring", _score),
+    Stage("gradebook", _gradebook),
+    Stage("record", _record),
+)
+
+
+@dataclass
+class Pipeline:
+    """The stages bound to one service: its store, configuration, engine and hooks."""
+
+    store: Store
+    config: ServiceConfig
+    engine: Engine
+    after_record: Sequence[Hook] = field(default_factory=tuple)
+
+    def grade_job(self, job: Job) -> None:
+        """Grade ``job`` through the stages and record its result.
+
+        Raises ``DatabaseUnavailable`` when the database stopped answering: nothing more could be
+        recorded, and the caller grades the job again once it is back (``grade_until_recorded``).
+        A claim taken over by another worker records nothing and returns.
+        """
         try:
-            grade_job(store, config, engine, job)
-            return
-        except DatabaseUnavailable as error:
-            log.warning("job %s: %s; trying again in %.0f s", job.id, error, delay)
+            self._grade(job)
+        except LostClaim as lost:
+            log.warning("%s", lost)
+        except DATABASE_ERRORS as error:
+            raise DatabaseUnavailable(f"the database did not answer: {error}") from error
+
+    def grade_until_recorded(self, job: Job, reclaim: Callable[[], Job | None], stopping: threading.Event) -> None:
+        """``grade_job``, again after each database outage, while ``reclaim`` says the job is still ours.
+
+        Waits 1, 2, 4 ... up to 30 s between tries; gives up only when the worker is stopping (the
+        job's lease then runs out and another worker takes it).
+        """
+        delay = 1.0
         while True:
-            if stopping.wait(delay):
-                return
-            delay = min(2 * delay, 30.0)
             try:
-                again = reclaim()
-                break
-            except DATABASE_ERRORS:
-                log.warning("job %s: the database is still unavailable", job.id)
-        if again is None:
-            log.warning("job %s was taken over or finished meanwhile: leaving it", job.id)
+                self.grade_job(job)
+                return
+            except DatabaseUnavailable as error:
+                log.warning("job %s: %s; trying again in %.0f s", job.id, error, delay)
+            while True:
+                if stopping.wait(delay):
+                    return
+                delay = min(2 * delay, 30.0)
+                try:
+                    again = reclaim()
+                    break
+                except DATABASE_ERRORS:
+                    log.warning("job %s: the database is still unavailable", job.id)
+            if again is None:
+                log.warning("job %s was taken over or finished meanwhile: leaving it", job.id)
+                return
+            job = again
+
+    def _grade(self, job: Job) -> None:
+        store, config = self.store, self.config
+        submission = store.submission(job.submission_id)
+        if submission is None:
+            store.fail_job(job, "the submission record is missing", retry=False)
             return
-        job = again
-
-
-def _grade(store: Store, config: ServiceConfig, engine: Engine, job: Job) -> None:
-    submission = store.submission(job.submission_id)
-    if submission is None:
-        store.fail_job(job, "the submission record is missing", retry=False)
-        return
-    try:
-        notebook_name = assignment_cells(config.db_url, submission.assignment).notebook
-        data = store.notebook(submission)
-        with execution.student_lock(store, submission.student, submission.assignment):
-            ran = execution.run(config, engine, submission, notebook_name, data)
-            if ran.problem:
-                log.warning("submission %s: %s\n%s", submission.id, ran.problem, ran.log[-4000:])
-            grade = scoring.score(config, submission, notebook_name, ran)
-            if not store.holds(job):
-                raise LostClaim(f"job {job.id} was taken over by another worker while it was graded here")
-            gradebook.record(config, submission, notebook_name, grade)
-            store.finish_job(job, grade)
-            gradebook.record_counting(store, config, submission, notebook_name)
+        try:
+            run = Run(
+                self,
+                job,
+                submission,
+                assignment_cells(config.db_url, submission.assignment).notebook,
+                store.notebook(submission),
+            )
+            with execution.student_lock(store, submission.student, submission.assignment):
+                for stage in STAGES:
+                    stage.run(run)
+        except PASS_THROUGH:
+            raise
+        except Exception as error:
+            self._failed(job, submission, error)
+            return
+        assert run.recorded is not None and run.grade is not None
         log.info(
             "graded submission %s (%s/%s): %g/%g",
             submission.id,
             submission.student,
             submission.assignment,
-            grade.score,
-            grade.max_score,
+            run.grade.score,
+            run.grade.max_score,
         )
-    except PASS_THROUGH:
-        raise
-    except Exception as error:
-        retry = job.attempts < config.max_attempts
-        kind = "infrastructure" if isinstance(error, InfrastructureError) else "internal"
+        for hook in self.after_record:
+            try:
+                hook(store, config, run.recorded)
+            except Exception:
+                log.error(
+                    "after_record hook %s failed for submission %s:\n%s",
+                    _name(hook),
+                    submission.id,
+                    traceback.format_exc(),
+                )
+
+    def _failed(self, job: Job, submission: Submission, error: Exception) -> None:
+        """The retry policy, apart from the work: infrastructure faults again, a bug in the grader not."""
+        infrastructure = isinstance(error, (InfrastructureError, OSError))  # OSError: a full disk, a lost mount
+        retry = infrastructure and job.attempts < self.config.max_attempts
         log.error(
             "grading submission %s failed (%s, attempt %d): %s",
             submission.id,
-            kind,
+            "infrastructure" if infrastructure else "a bug in the grader",
             job.attempts,
             traceback.format_exc(),
         )
-        reason = (
-            "The grader had a problem and will try again."
-            if retry
-            else f"The grader could not grade this submission after {job.attempts} attempts ({type(error).__name__}); "
-            "your submission is kept: ask your TA to regrade it."
-        )
-        store.fail_job(job, reason, retry=retry)
+        if retry:
+            reason = "The grader had a problem and will try again."
+        elif infrastructure:
+            reason = (
+                f"The grader could not grade this submission after {job.attempts} attempts ({error}); "
+                "your submission is kept: ask your TA to regrade it."
+            )
+        else:
+            reason = (
+                f"The grader failed with an internal error ({type(error).__name__}: {error}); "
+                "your submission is kept: ask your TA to regrade it once the grader is fixed."
+            )
+        self.store.fail_job(job, reason, retry=retry)
+
+
+def _name(hook: Hook) -> str:
+    return f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__qualname__', repr(hook))}"

@@ -13,8 +13,9 @@ import logging
 import threading
 from collections.abc import Callable
 
+from .. import hooks
 from ..config import ServiceConfig
-from ..grading.pipeline import grade_until_recorded
+from ..grading.pipeline import Pipeline
 from ..records.models import Job
 from ..records.store import DATABASE_ERRORS, Store
 from . import leases
@@ -29,6 +30,7 @@ class LocalWorkers:
         self.store = store
         self.config = config
         self.engine = config.engine()
+        self.pipeline = Pipeline(store, config, self.engine, hooks.after_record(config))
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -84,7 +86,7 @@ class LocalWorkers:
                 continue
             self.current[name] = job.submission_id
             try:
-                grade_until_recorded(self.store, self.config, self.engine, job, self._reclaim(job), self.stopping)
+                self.pipeline.grade_until_recorded(job, self._reclaim(job), self.stopping)
             finally:
                 self.current.pop(name, None)
 

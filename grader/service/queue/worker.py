@@ -27,8 +27,9 @@ from ... import course
 from ...engine.engine import Engine
 from ...errors import ConfigurationError, DatabaseUnavailable
 from .. import config as service_config
+from .. import hooks
 from ..config import ServiceConfig
-from ..grading.pipeline import grade_until_recorded
+from ..grading.pipeline import Pipeline
 from ..records.models import Job
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import deadlines
@@ -59,6 +60,7 @@ class Worker:
         self.store = store
         self.config = config
         self.engine = engine
+        self.pipeline = Pipeline(store, config, engine, hooks.after_record(config))
         self.name = name
         self.concurrency = concurrency
         self.held: set[int] = set()  # the jobs this worker's threads are grading
@@ -92,7 +94,7 @@ class Worker:
         with self.held_lock:
             self.held.add(job.id)
         try:
-            grade_until_recorded(self.store, config, self.engine, job, self._reclaim(job), self.stopping)
+            self.pipeline.grade_until_recorded(job, self._reclaim(job), self.stopping)
         finally:
             with self.held_lock:
                 self.held.discard(job.id)

@@ -59,6 +59,7 @@ class Execution:
     notebook: Path | None
     log: str
     problem: str = ""  # a student-facing reason when the run did not complete normally
+    completed: bool = False  # nbgrader completed the run, so it wrote this attempt's gradebook rows
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,11 @@ class Grade:
     late_penalty: float
     tests: tuple[TestResult, ...] = field(default_factory=tuple)
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ``after_record`` hooks receive: the attempt and the grade just recorded for it."""
+
+    submission: Submission
+    grade: Grade

@@ -1,8 +1,8 @@
 """The service's own tables, beside nbgrader's in the same database.
 
-Their shape is changed only by a migration (``grader/service/migrations``,
+Their shape is changed only by a migration (``grader/service/records/migrations``,
 applied by ``schema.upgrade``); these definitions are what the code reads and
-writes, and ``tests/service/test_schema.py`` checks that the migrations
+writes, and ``tests/service/records/test_schema.py`` checks that the migrations
 produce exactly them.
 """
 

@@ -1,8 +1,12 @@
-"""Deadlines and submission limits, decided at intake.
+"""Deadlines and submission limits: the one place a student's due date is computed.
 
 The due date is the assignment's in the nbgrader gradebook, moved by the
 student's extension (``nbgrader``'s own ``grant_extension``, also
-``grader extension``).  Settings (``c.GraderService.*``):
+``grader extension``): ``effective_due`` is that rule, ``due_of`` reads its
+inputs, ``is_late`` applies it.  Intake (``admit``), feedback, the exchange
+listing, the dashboard and its statistics all call these.  nbgrader's late
+penalty (``grader.late_policy``) sees the same date: it reads the same two
+columns.  Settings (``c.GraderService.*``):
 
 - ``hard_deadline_hours``: assignment -> hours after the (extended) due date
   after which submissions are refused;
@@ -14,12 +18,61 @@ student's extension (``nbgrader``'s own ``grant_extension``, also
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass
+
+import sqlalchemy as sa
 
 from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from ..config import ServiceConfig
 from ..records.store import Store
+
+# nbgrader's own ``assignment`` and ``submitted_assignment`` tables, read directly: a Gradebook per status
+# request would open a new database connection each time (expensive on PostgreSQL), for two columns
+_assignment = sa.table(
+    "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
+)
+_submitted = sa.table(
+    "submitted_assignment",
+    sa.column("assignment_id", sa.String),
+    sa.column("student_id", sa.String),
+    sa.column("extension", sa.Interval),
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _engine(db_url: str) -> sa.Engine:
+    return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
+
+
+def effective_due(due: dt.datetime | None, extension: dt.timedelta | None) -> dt.datetime | None:
+    """The rule: the assignment's due date moved by the student's extension (naive UTC); None: no due date."""
+    if due is None:
+        return None
+    return due + (extension or dt.timedelta(0))
+
+
+def is_late(when: dt.datetime, due: dt.datetime | None) -> bool:
+    """Whether an attempt received at ``when`` is late for the effective due date ``due``."""
+    return due is not None and when > due
+
+
+def due_of(config: ServiceConfig, assignment: str, student: str | None = None) -> dt.datetime | None:
+    """The effective due date of ``student`` (for None: the assignment's own), from nbgrader's gradebook."""
+    query = sa.select(_assignment.c.duedate).where(_assignment.c.name == assignment)
+    with _engine(config.db_url).connect() as conn:
+        due = conn.execute(query).scalar()
+        if not isinstance(due, dt.datetime):
+            return None
+        if student is None:
+            return due
+        extension = conn.execute(
+            sa.select(_submitted.c.extension)
+            .join(_assignment, _assignment.c.id == _submitted.c.assignment_id)
+            .where(_assignment.c.name == assignment, _submitted.c.student_id == student)
+        ).scalar()
+    return effective_due(due, extension if isinstance(extension, dt.timedelta) else None)
 
 
 @dataclass(frozen=True)
@@ -29,26 +82,14 @@ class Deadline:
     hard: dt.datetime | None
 
     def is_late(self, when: dt.datetime) -> bool:
-        return self.due is not None and when > self.due
+        return is_late(when, self.due)
 
 
 def deadline(config: ServiceConfig, assignment: str, student: str) -> Deadline:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(config.db_url) as gradebook:
-        try:
-            due = gradebook.find_assignment(assignment).duedate
-        except MissingEntry:
-            return Deadline(None, None)
-        if due is None:
-            return Deadline(None, None)
-        try:
-            extension = gradebook.find_submission(assignment, student).extension
-        except MissingEntry:
-            extension = None
-    due = due + (extension or dt.timedelta(0))
+    """The student's effective due date and, where the course sets one, the hard deadline after it."""
+    due = due_of(config, assignment, student)
     hours = config.hard_deadline_hours.get(assignment)
-    return Deadline(due, due + dt.timedelta(hours=hours) if hours is not None else None)
+    return Deadline(due, due + dt.timedelta(hours=hours) if due is not None and hours is not None else None)
 
 
 def grant_extension(config: ServiceConfig, assignment: str, student: str, hours: float) -> None:

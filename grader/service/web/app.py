@@ -18,9 +18,9 @@ from ...errors import DatabaseUnavailable, GraderError, NotFound, StudentError, 
 from .. import queue
 from ..config import ServiceConfig
 from ..dashboard import export
-from ..dashboard import regrade as regrade_rules
 from ..grading import feedback, intake
 from ..records.store import DATABASE_ERRORS, Store
+from ..rules import regrading
 from . import auth, exchange_api, http, pages
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
@@ -184,9 +184,9 @@ async def regrade(request: Request) -> Response:
         raise StudentError("give submission_id, student and/or assignment")
     store: Store = request.app.state.store
     if "submission_id" in body:
-        chosen = regrade_rules.select(store, request.app.state.config, submission_id=body["submission_id"])
+        chosen = regrading.select(store, request.app.state.config, submission_id=body["submission_id"])
     else:
-        chosen = regrade_rules.select(
+        chosen = regrading.select(
             store, request.app.state.config, student=body.get("student"), assignment=body.get("assignment")
         )
     if not chosen:

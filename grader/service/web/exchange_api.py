@@ -22,6 +22,7 @@ from ...errors import NotFound, StudentError
 from ..config import ServiceConfig
 from ..grading import feedback
 from ..records.store import Store
+from ..rules import deadlines
 from . import auth
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -59,11 +60,12 @@ def release_files(folder: Path) -> list[Path]:
     return found
 
 
-def assignment_listing(config: ServiceConfig) -> list[dict[str, Any]]:
+def assignment_listing(config: ServiceConfig, student: str | None = None) -> list[dict[str, Any]]:
+    """The released assignments, each with its due date: for a ``student``, their own (with any extension)."""
     listing = []
     for name in released(config):
         folder = config.course_root / config.release_directory / name
-        due = feedback.due_date(config, name)
+        due = deadlines.due_of(config, name, student)
         listing.append(
             {
                 "assignment": name,
@@ -157,8 +159,8 @@ async def list_assignments(request: Request) -> Response:
       200: {description: the released assignments}
       401: {description: missing or invalid token}
     """
-    auth.user(request)
-    return JSONResponse(assignment_listing(request.app.state.config))
+    user = auth.user(request)
+    return JSONResponse(assignment_listing(request.app.state.config, None if user.is_staff else user.id))
 
 
 async def get_release(request: Request) -> Response:

@@ -75,7 +75,7 @@ async def home(request: Request) -> Response:
 async def gradebook(request: Request) -> Response:
     user = sessions.staff(request)
     config: ServiceConfig = request.app.state.config
-    book = await run_in_threadpool(stats.gradebook, request.app.state.store, config)
+    book = await run_in_threadpool(stats.standings, request.app.state.store, config)
     query = request.query_params.get("q", "").strip()
     sort = request.query_params.get("sort", "student")
     descending = request.query_params.get("dir", "asc") == "desc"

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from grader import course
 
-from .conftest import QUICK, Server, fixture_bytes, fresh_database, grade, running_server
+from ..conftest import QUICK, Server, fixture_bytes, fresh_database, grade, running_server
 
 
 @pytest.fixture(scope="module")

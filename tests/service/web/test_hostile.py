@@ -16,7 +16,7 @@ from tests.engine.test_hostile import LIMITS, NEEDS_OWN_USER
 from tests.fixtures import canaries, hostile
 from tests.fixtures.build import hostile_folder
 
-from .conftest import QUICK, Server, fixture_bytes, free_port, grade, submit
+from ..conftest import QUICK, Server, fixture_bytes, free_port, grade, submit
 
 A = hostile.ASSIGNMENT
 ROOT = os.geteuid() == 0

@@ -14,7 +14,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
-from .conftest import Server
+from ..conftest import Server
 
 
 def operations(server: Server) -> list:  # type: ignore[type-arg]

@@ -8,7 +8,7 @@ import pytest
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, submit, with_solution
+from ..conftest import Server, fixture_bytes, submit, with_solution
 
 A = "ps2_autograd"
 

@@ -15,7 +15,7 @@ import pytest
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, running_server, submit
+from ..conftest import Server, fixture_bytes, running_server, submit
 
 RULES = """
 c.GraderService.hard_deadline_hours = {"ps2_autograd": 1}
@@ -190,14 +190,14 @@ def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict
 
 def test_every_regrade_door_selects_the_attempt_that_counts(strict: Server) -> None:
     """``POST /api/admin/regrade`` took the latest attempt while the page and the CLI took the one that
-    counts (issue 16); with ``counting = "best"`` they differ. All doors call ``regrade.select``."""
+    counts (issue 16); with ``counting = "best"`` they differ. All doors call ``regrading.select``."""
     from grader.service.config import load
-    from grader.service.dashboard import regrade
+    from grader.service.rules import regrading
 
     attempts = strict.store.submissions(student="best-bea", assignment="ps3_regression")
     assert len(attempts) == 2 and attempts[0].score > attempts[1].score  # the best is the earlier one
     best = attempts[0].id
-    selected = [s.id for s in regrade.select(strict.store, load(strict.root), assignment="ps3_regression")]
+    selected = [s.id for s in regrading.select(strict.store, load(strict.root), assignment="ps3_regression")]
     assert best in selected and attempts[1].id not in selected  # what the page and grader regrade queue
     with strict.client(strict.token("ta-ted", "ta")) as client:
         queued = client.post("/api/admin/regrade", json={"student": "best-bea", "assignment": "ps3_regression"})

@@ -16,7 +16,7 @@ from grader.errors import ConfigurationError
 from grader.service.records import schema, tables
 from grader.service.records.store import Store
 
-from .conftest import fresh_database
+from ..conftest import fresh_database
 
 GRADER = str(Path(sys.executable).parent / "grader")
 

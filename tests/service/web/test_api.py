@@ -14,7 +14,7 @@ from tests.fixtures.build import fixtures
 from tests.fixtures.spec import Fixture
 from tests.graded import Graded
 
-from .conftest import Server, fixture_bytes, submit
+from ..conftest import Server, fixture_bytes, submit
 
 ALL_FIXTURES = [(a, f.name) for a in course.assignments() for f in fixtures(a)]
 

@@ -18,7 +18,7 @@ import pytest
 
 from grader.service.web.sessions import COOKIE
 
-from .conftest import A, Server, fixture_bytes, submit
+from ..conftest import A, Server, fixture_bytes, submit
 
 
 def browser(server: Server, token: str | None) -> httpx.Client:

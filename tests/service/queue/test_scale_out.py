@@ -26,8 +26,8 @@ import sqlalchemy as sa
 from grader.service import config
 from grader.service.queue import broker, leases
 
+from ..conftest import fixture_bytes, submit
 from .cluster import BIN, Cluster, slow, start_cluster
-from .conftest import fixture_bytes, submit
 
 A = "ps1_tensors"
 

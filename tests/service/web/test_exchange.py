@@ -17,7 +17,7 @@ import pytest
 
 from grader import course
 
-from .conftest import FIXTURES, Server
+from ..conftest import FIXTURES, Server
 
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
 COURSE = "pytorch101"

@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from grader import course
 
-from .conftest import Server, fixture_bytes, free_port, launch, wait_ready
+from ..conftest import Server, fixture_bytes, free_port, launch, wait_ready
 
 BIN = Path(sys.executable).parent
 

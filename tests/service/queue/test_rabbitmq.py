@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from ..conftest import fixture_bytes, submit
 from .cluster import Cluster, slow, start_cluster
-from .conftest import fixture_bytes, submit
 
 A = "ps1_tensors"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import time
 
-from .conftest import Server, grade, submit, with_solution
+from ..conftest import Server, grade, submit, with_solution
 
 # ps2's cubic_slope is worth 3 points and tested by test_cubic_slope alone.
 CUBIC = "ps2_autograd"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FIXTURES, A, Server
+from ..conftest import FIXTURES, A, Server
 
 CHROMIUM = Path(os.environ.get("GRADER_CHROMIUM", "/usr/bin/chromium"))
-ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[3] / "test-artifacts"))
 # As root on a machine without network: no sandbox (root), and none of Chromium's own calls home.
 FLAGS = [
     "--no-sandbox",
