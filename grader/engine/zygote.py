@@ -164,13 +164,12 @@ def course_cells(root: str) -> list[str]:
     from grader.course import release_directory
 
     sources: list[str] = []
+    paths = glob.glob(os.path.join(root, "source", "*", "*.ipynb"))
     try:
-        release = str(release_directory(Path(root)))
+        paths += glob.glob(os.path.join(str(release_directory(Path(root))), "*", "*.ipynb"))
     except Exception:  # a configuration the zygote cannot read: warm up on source/ alone
-        release = os.path.join(root, "release")
-    for path in glob.glob(os.path.join(root, "source", "*", "*.ipynb")) + glob.glob(
-        os.path.join(release, "*", "*.ipynb")
-    ):
+        pass
+    for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
                 cells = json.load(f).get("cells", [])
