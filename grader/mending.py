@@ -12,6 +12,8 @@ cell to a cell of the release:
 
 Matched cells get the release's nbgrader metadata back (a student cannot edit points, flags or
 ids); cells carrying an id the release does not know lose theirs and run as ordinary code;
+an answer split in two (JupyterLab's Split Cell copies the nbgrader metadata into both halves)
+is joined back into one cell where its halves do not stand alone (see ``_join_split_answers``);
 graded cells go back into the release's order, each followed by the cells the student added
 after it; answer and test cells that cannot be found are put back from the release (an empty
 answer, or the test, which then runs on the student's code).  Each of these gets one sentence
@@ -26,6 +28,7 @@ and to warn the student at once.
 
 from __future__ import annotations
 
+import ast
 import copy
 import os
 import re
@@ -195,12 +198,10 @@ def mend(nb: NotebookNode, release: Sequence[ReleaseCell]) -> Mended:
             )
         cells[i].metadata.pop("nbgrader", None)
 
-    seen: dict[str, int] = {}
     relabelled: dict[str, list[tuple[int, ReleaseCell]]] = {}
     for i, (cell, wanted) in enumerate(zip(cells, matched, strict=True)):
         if wanted is None:
             continue
-        seen[wanted.grade_id] = seen.get(wanted.grade_id, 0) + 1
         if i in how and wanted.graded:
             relabelled.setdefault(how[i], []).append((i, wanted))
         old = cell.metadata.get("nbgrader", {})
@@ -212,6 +213,11 @@ def mend(nb: NotebookNode, release: Sequence[ReleaseCell]) -> Mended:
                 f"The {wanted.label} had been changed to a {cell.cell_type} cell; it was graded as a "
                 f"{wanted.cell_type} cell."
             )
+    _join_split_answers(cells, matched, notes)
+    seen: dict[str, int] = {}
+    for wanted in matched:
+        if wanted is not None:
+            seen[wanted.grade_id] = seen.get(wanted.grade_id, 0) + 1
     last = {r.grade_id: i for i, r in enumerate(matched) if r is not None}
     for i, wanted in enumerate(matched):  # a split or copied cell: only its last copy keeps the metadata
         if wanted is not None and last[wanted.grade_id] != i:
@@ -232,6 +238,91 @@ def mend(nb: NotebookNode, release: Sequence[ReleaseCell]) -> Mended:
     _restore_order(nb, matched, notes)
     _put_back_missing(nb, matched, release, claimed, notes)
     return Mended(found, tuple(notes))
+
+
+def _compiles(source: str) -> bool:
+    """Whether a code cell's source compiles, IPython's magics and all (as the kernel would run it)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        python = TransformerManager().transform_cell(source)  # type: ignore[no-untyped-call]
+        compile(python, "<cell>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception:  # SyntaxError, or whatever IPython's transforms raise on broken input
+        return False
+    return True
+
+
+def _continues(before: str, after: str) -> bool:
+    """Whether ``after`` is the rest of the code ``before`` began: a split inside a statement.
+
+    True when the two joined compile and one of them cannot stand alone: ``before`` does not compile
+    (a split inside brackets, after a decorator or a ``def`` line), ``after`` does not (an ``else:``
+    or a function's ``return``), or ``after`` starts indented (the rest of a block: IPython would
+    run it dedented, as top-level code). Two halves that each stand alone are left apart: run as two
+    cells, an error in the first cannot stop the second from defining what it defines.
+    """
+    first_line = next((line for line in after.splitlines() if line.strip()), "")
+    stands_alone = _compiles(before) and _compiles(after) and not first_line[:1].isspace()
+    return not stands_alone and _compiles(f"{before}\n{after}")
+
+
+def _split_groups(sources: Sequence[str], cell_type: str) -> list[list[int]]:
+    """Which of consecutive halves of one answer belong together: every markdown half; code halves
+    while each continues the one before (``_continues``)."""
+    groups = [[0]]
+    joined = sources[0]
+    for k, source in enumerate(sources[1:], start=1):
+        if cell_type != "code" or _continues(joined, source):
+            groups[-1].append(k)
+            joined = f"{joined}\n{source}"
+        else:
+            groups.append([k])
+            joined = source
+    return groups
+
+
+def _join_split_answers(cells: list[NotebookNode], matched: list[ReleaseCell | None], notes: list[str]) -> None:
+    """Join back an answer cell split inside a statement (JupyterLab's Split Cell, Ctrl+Shift+-).
+
+    The split leaves consecutive cells with the answer's grade id; run apart, neither half of a
+    function split in its body defines the function, and its tests (and those of everything after it
+    in the cell) fail with ``NameError``. Halves that belong together (``_split_groups``) become
+    one cell again: the first keeps its id, its source is the halves' joined by a newline (the split
+    dropped the one at the cut). ``cells`` and ``matched`` are changed in place.
+    """
+    removed = 0  # cells joined into an earlier one so far: positions in the notes are the student's
+    i = 0
+    while i < len(cells):
+        wanted = matched[i]
+        end = i + 1
+        while (
+            wanted is not None
+            and wanted.nbgrader.get("solution")
+            and end < len(cells)
+            and matched[end] is wanted
+            and cells[end].cell_type == cells[i].cell_type
+        ):
+            end += 1
+        if wanted is None or end - i < 2:
+            i += 1
+            continue
+        sources = [str(c.get("source", "")) for c in cells[i:end]]
+        kept: list[NotebookNode] = []
+        for group in _split_groups(sources, cells[i].cell_type):
+            first = cells[i + group[0]]
+            if len(group) > 1:
+                first.source = "\n".join(sources[k] for k in group)
+                where = ", ".join(str(i + removed + k + 1) for k in group)
+                alone = " that do not run on their own" if first.cell_type == "code" else ""
+                notes.append(
+                    f"The {wanted.label} had been split into {len(group)} cells (cells {where}){alone}: they were "
+                    "joined back into one cell and graded as your one answer."
+                )
+            kept.append(first)
+        cells[i:end] = kept
+        matched[i:end] = [wanted] * len(kept)
+        removed += (end - i) - len(kept)
+        i += len(kept)
 
 
 def _relabelled(by: str, found: list[tuple[int, ReleaseCell]]) -> str:

@@ -12,11 +12,21 @@ a failing test.  Three defences, none of which changes an honest notebook:
   walks, ``ctypes``' reads of raw memory and of the interpreter's own C API.
 * ``Guard.check``: before and after every test cell (the builtins after every
   cell, so that the kernel's own code keeps working), every protected module's
-  and class's namespace, ``sys``' hooks and streams, the shell's transformers,
-  events and methods, and the notebook's ``torch``/``np`` names are compared by
+  and class's namespace, ``sys``' hooks and streams, the shell's methods, the
+  objects it reports through (``SHELL_OBJECTS``: the exception handler and the
+  exceptions it takes, the traceback formatters, display hook, publisher and
+  traps, events, prefilters, the recorder) and every list or dict of hooks a
+  cell can add to (``Guard.held``: transformers, event callbacks, prefilters,
+  ``set_hook``), and the notebook's ``torch``/``np`` names are compared by
   identity with a snapshot taken when the kernel started.  Whatever changed is
-  put back before the test runs, and the test cell fails with a message naming
-  what was changed (0 points: stock nbgrader would have been fooled instead).
+  put back before the test runs, all of it: a hook that was caught cannot
+  swallow a later test's error. The test cell fails with a message naming what
+  was changed (0 points: stock nbgrader would have been fooled instead); every
+  other test runs on the pristine kernel and scores what the answers earn.
+  Registering a hook at all counts, even a harmless one (a ``post_run_cell``
+  callback that prints): a course notebook needs none, and a hook that runs
+  during a test could read or rewrite it. (``sys.excepthook``/``sys.displayhook``
+  set by a cell are put back by IPython itself when the cell ends.)
 * test cells' source never enters IPython's history (``GradingHistory`` stores
   a placeholder) or the line cache (``GradingCompiler``); ``Guard.forget``
   clears the shell's last result and the ``_``-prefixed names a test cell
@@ -35,6 +45,7 @@ import operator
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 # Modules whose attributes the tests (or the kernel's own reporting) rely on.
@@ -70,11 +81,34 @@ MODULES = (
 )
 MODULE_PREFIXES = ("grader.checks.",)
 SYS_ATTRIBUTES = ("excepthook", "displayhook", "stdout", "stderr", "stdin", "__stdout__", "__stderr__")
-SHELL_LISTS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")
+# The shell's own objects that show a cell's errors and results, or run hooks around it: a cell
+# must not replace them (``recorder`` is a class attribute: an instance one would shadow it).
+SHELL_OBJECTS = (
+    "_trait_values",  # where traitlets keep the values of the others that are traits: first
+    "custom_exceptions",
+    "InteractiveTB",
+    "SyntaxTB",
+    "displayhook",
+    "display_pub",
+    "display_trap",
+    "builtin_trap",
+    "display_formatter",
+    "events",
+    "hooks",
+    "strdispatchers",
+    "prefilter_manager",
+    "input_transformer_manager",
+    "compile",
+    "history_manager",
+    "recorder",
+)
 # Names a notebook binds to modules the test cells use.
 NOTEBOOK_MODULES = {"torch": "torch", "np": "numpy", "numpy": "numpy"}
 # Entries that change in honest use (IPython's last result, the warnings registry).
 IGNORED = frozenset({"_", "__", "___", "__warningregistry__"})
+# Callables IPython itself stores on its objects around every cell: ``DisplayTrap`` keeps the
+# ``sys.displayhook`` it replaces there (and puts it back after the cell, where ``sys`` is checked).
+RESET_EVERY_CELL = frozenset({"old_hook"})
 DENIED_EVENTS = frozenset(
     {
         "sys.addaudithook",
@@ -162,11 +196,80 @@ def _instances(shell: Any) -> list[Any]:
         shell.compile,
         shell.displayhook,
         shell.display_pub,
+        shell.display_trap,
+        shell.builtin_trap,
+        shell.InteractiveTB,
+        shell.SyntaxTB,
+        shell.events,
+        shell.prefilter_manager,
         shell.input_transformer_manager,
         shell.recorder,
         sys.stdout,
         sys.stderr,
     ]
+
+
+@dataclass(frozen=True)
+class Held:
+    """A list or dict of hooks the kernel keeps (transformers, event callbacks...): where it is
+    stored (``namespace[key]``), the object itself and its items as the snapshot found them."""
+
+    label: str
+    namespace: dict[Any, Any]
+    key: Any
+    container: list[Any] | dict[Any, Any]
+    items: tuple[Any, ...]
+
+    @staticmethod
+    def of(label: str, namespace: dict[Any, Any], key: Any) -> Held:
+        container = namespace[key]
+        items = tuple(container.items()) if isinstance(container, dict) else tuple(container)
+        return Held(label, namespace, key, container, items)
+
+    def intact(self) -> bool:
+        current = self.namespace.get(self.key, _MISSING)
+        if current is not self.container or len(current) != len(self.items):
+            return False
+        if isinstance(current, dict):
+            return all(current.get(k, _MISSING) is v for k, v in self.items)
+        return all(a is b for a, b in zip(current, self.items, strict=True))
+
+    def restore(self) -> None:
+        self.namespace[self.key] = self.container
+        if isinstance(self.container, dict):
+            self.container.clear()
+            self.container.update(self.items)
+        else:
+            self.container[:] = self.items
+
+
+def _namespace(obj: Any, name: str) -> dict[str, Any]:
+    """Where ``obj.name`` is stored: the trait values of a traitlets object, else its ``__dict__``."""
+    getattr(obj, name)  # a trait's default is stored on first access
+    traits = vars(obj).get("_trait_values")
+    return traits if isinstance(traits, dict) and name in traits else vars(obj)
+
+
+def _held(shell: Any) -> list[Held]:
+    """Every list or dict of hooks a cell can add to, containers before what they contain."""
+    manager, prefilter, events = shell.input_transformer_manager, shell.prefilter_manager, shell.events
+    held = [
+        Held.of("input_transformers_cleanup", vars(manager), "cleanup_transforms"),
+        Held.of("line transforms", vars(manager), "line_transforms"),
+        Held.of("token transformers", vars(manager), "token_transformers"),
+        Held.of("input_transformers_post", _namespace(shell, "input_transformers_post"), "input_transformers_post"),
+        Held.of("ast_transformers", _namespace(shell, "ast_transformers"), "ast_transformers"),
+        Held.of("prefilter transformers", vars(prefilter), "_transformers"),
+        Held.of("prefilter checkers", vars(prefilter), "_checkers"),
+        Held.of("prefilter handlers", vars(prefilter), "_handlers"),
+        Held.of("prefilter escape handlers", vars(prefilter), "_esc_handlers"),
+        Held.of("events", vars(events), "callbacks"),
+        *(Held.of(f"{name} event callbacks", events.callbacks, name) for name in events.callbacks),
+        Held.of("hooks", vars(shell), "hooks"),
+        *(Held.of(f"{name} hooks", vars(dispatcher), "chain") for name, dispatcher in shell.hooks.items()),
+        Held.of("string-dispatched hooks", vars(shell), "strdispatchers"),
+    ]
+    return held
 
 
 def _classes(shell: Any) -> list[type]:
@@ -197,8 +300,9 @@ class Guard:
         self.class_items = {cls: (tuple(d), tuple(d.values())) for cls, d in self.classes.items()}
         self.sys_values: dict[str, Any] = {}
         self.attached()
-        self.lists = {name: list(getattr(shell, name)) for name in SHELL_LISTS}
-        self.events = {name: list(callbacks) for name, callbacks in shell.events.callbacks.items()}
+        # per attribute of the shell: where it is stored and its value
+        self.objects = {name: (self._stored_in(name), getattr(shell, name)) for name in SHELL_OBJECTS}
+        self.held = _held(shell)
         self.callables = {name for cls in self.classes for name, value in vars(cls).items() if callable(value)}
         # per object: its instance attributes that are callables or shadow a method of its class
         self.instances = [(obj, self._methods(obj)) for obj in _instances(shell)]
@@ -216,9 +320,20 @@ class Guard:
         if hasattr(self, "instances"):
             self.instances = [(obj, self._methods(obj)) for obj in _instances(self.shell)]
 
+    def _stored_in(self, name: str) -> str:
+        """``trait``, ``instance`` (the shell's ``__dict__``) or ``class`` (neither: its class's value)."""
+        getattr(self.shell, name)  # a trait's default is stored on first access
+        namespace = vars(self.shell)
+        traits = namespace.get("_trait_values")
+        if isinstance(traits, dict) and name in traits:
+            return "trait"
+        return "instance" if name in namespace else "class"
+
     def _methods(self, obj: Any) -> dict[str, Any]:
         found = {
-            k: v for k, v in vars(obj).items() if (k in self.callables or callable(v)) and not _own_method(obj, k, v)
+            k: v
+            for k, v in vars(obj).items()
+            if (k in self.callables or callable(v)) and not _own_method(obj, k, v) and k not in RESET_EVERY_CELL
         }
         traits = vars(obj).get("_trait_values")  # traitlets keep trait values (displayhook, ...) here
         if isinstance(traits, dict):
@@ -289,17 +404,13 @@ class Guard:
             sys.setprofile(None)
 
     def _check_shell(self, found: list[str]) -> None:
-        shell = self.shell
-        for name, saved in self.lists.items():
-            current = getattr(shell, name, None)
-            if not isinstance(current, list) or not _same(current, saved):
-                found.append(f"IPython's {name} were changed")
-                setattr(shell, name, list(saved))
-        for name, saved in self.events.items():
-            current = shell.events.callbacks.get(name)
-            if current is None or not _same(current, saved):
-                found.append(f"IPython's {name} event callbacks were changed")
-                shell.events.callbacks[name] = list(saved)
+        """The shell's objects first (what follows reads through them), then the hooks they hold,
+        then the methods of the kernel's own objects."""
+        self._check_objects(found)
+        for held in self.held:
+            if not held.intact():
+                found.append(f"IPython's {held.label} were changed")
+                held.restore()
         for obj, saved_methods in self.instances:
             current = self._methods(obj)
             label = type(obj).__name__
@@ -310,6 +421,27 @@ class Guard:
                     _restore_instance_dict(vars(obj)["_trait_values"], key.removesuffix(" (trait)"), value)
                 else:
                     _restore_instance(obj, key, value)
+
+    def _check_objects(self, found: list[str]) -> None:
+        label = type(self.shell).__name__
+        for name, (kind, saved) in self.objects.items():
+            where = self._namespace_of(kind)
+            current = where.get(name, _MISSING)
+            if current is (_MISSING if kind == "class" else saved):
+                continue
+            found.append(f"{label}.{name} was {'deleted' if current is _MISSING else 'replaced'}")
+            if kind == "class":
+                del where[name]  # the class's own value shows again
+            else:
+                where[name] = saved
+
+    def _namespace_of(self, kind: str) -> dict[str, Any]:
+        """Where an attribute of the shell of this kind is stored: its trait values or its ``__dict__``."""
+        namespace: dict[str, Any] = vars(self.shell)
+        if kind != "trait":
+            return namespace
+        traits: object = namespace.get("_trait_values")
+        return traits if isinstance(traits, dict) else {}
 
     def _check_notebook(self, found: list[str]) -> None:
         namespace = self.shell.user_ns
@@ -382,10 +514,6 @@ def names_bound_by(code: str) -> set[str] | None:
 def _own_method(obj: Any, key: str, value: Any) -> bool:
     """``obj.key = obj.key``: IPython puts a stream's own ``write`` back this way after every cell."""
     return getattr(value, "__self__", None) is obj and getattr(value, "__func__", None) is getattr(type(obj), key, None)
-
-
-def _same(current: list[Any], saved: list[Any]) -> bool:
-    return len(current) == len(saved) and all(a is b for a, b in zip(current, saved, strict=True))
 
 
 def _ipython_name(key: str) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InfrastructureError
 from . import protocol
-from .sandbox import kill_kernel_processes
+from .sandbox import kill_kernel_processes, refused, required_steps, step_of
 from .zygote import die_with_parent
 
 START_TIMEOUT_S = 180.0
@@ -81,7 +81,7 @@ class Zygote:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False
-        self.sandbox_off: list[str] = []  # parts of the kernel sandbox this machine cannot provide
+        self.sandbox_off: list[str] = []  # parts of the kernel sandbox this machine cannot provide (the probe's)
 
     def start(self) -> Zygote:
         """Start the zygote and wait until it has warmed up (a few seconds: it imports torch)."""
@@ -143,12 +143,28 @@ class Zygote:
         root, workdir, home = sandbox()
         try:
             kernel = Kernel.connect(self.socket_path, str(workdir), str(home), {}, 0)
-            self.sandbox_off = kernel.sandbox_off
             kernel.close()
         except (OSError, protocol.ProtocolError) as error:
             raise InfrastructureError(f"the grading zygote cannot fork a kernel: {error}") from error
         finally:
             shutil.rmtree(root, ignore_errors=True)
+        missing = [m for m in kernel.sandbox_off if step_of(m) in required_steps()]
+        if missing:
+            raise InfrastructureError(f"the kernel sandbox cannot apply what every kernel needs: {'; '.join(missing)}")
+        self.sandbox_off = kernel.sandbox_off
+
+    def _checked(self, kernel: Kernel) -> Kernel:
+        """``kernel`` if its sandbox is complete (all the probe had, and the required steps); else it is
+        killed before it is sent any cell (see ``grader.engine.sandbox``: fail closed)."""
+        missing = refused(kernel.sandbox_off, self.sandbox_off)
+        if missing:
+            kernel.kill()
+            raise InfrastructureError(
+                f"a kernel could not enter its whole sandbox and was stopped before running any student code: "
+                f"no {'; no '.join(missing)} (the kernel probed at start-up had "
+                f"{'every step' if not self.sandbox_off else 'all but: ' + '; '.join(self.sandbox_off)})"
+            )
+        return kernel
 
     @property
     def pid(self) -> int | None:
@@ -163,10 +179,12 @@ class Zygote:
             with self._lock:
                 self._start()
             try:
-                return Kernel.connect(self.socket_path, workdir, capture, env, memory_bytes, cpu_seconds)
+                kernel = Kernel.connect(self.socket_path, workdir, capture, env, memory_bytes, cpu_seconds)
             except (OSError, protocol.ProtocolError) as error:
                 if attempt == 2 or self.alive():
                     raise InfrastructureError(f"could not fork a kernel: {error}") from error
+            else:
+                return self._checked(kernel)
         raise AssertionError("unreachable")
 
     def close(self) -> None:

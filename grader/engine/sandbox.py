@@ -16,15 +16,35 @@ Linux only, without Docker.  In order, inside the freshly forked child:
 
 Steps 1 and 3 need root.  Run as another user, the kernel tries an
 unprivileged user namespace for the network alone; whatever could not be done
-is returned by ``enter`` and reported by the zygote at start-up, by name.
+is returned by ``enter``, one sentence per step starting with the step's name
+(``STEPS``), and the kernel sends it to the grader in its first message.
+
+Fail closed (``refused``): the grader forks one kernel at start-up, the probe,
+and logs the steps this machine cannot provide (``Zygote.sandbox_off``; not
+root, no user namespaces, a container without ``CAP_SYS_ADMIN``).  From then
+on every kernel's report is compared with the probe's: a kernel missing a step
+the probe had, or missing a step that is always required (the resource limits;
+the kernel's own user when the grader is root), is killed before it is sent any
+cell, and the grading is an infrastructure failure naming the step (retried by
+the service, then failed with that reason).  A required step the probe itself
+misses stops the start-up.  So a step is either logged at start-up as missing
+for every kernel, or present in every kernel that runs student code.
+
+Test hook: ``FAIL_STEP_VARIABLE`` in a kernel's requested environment makes the
+named step fail in that kernel (``OSError``, as if the system refused it); it is
+removed from the environment before any cell runs.  Only the grader writes that
+environment (``grader.isolation.kernel_environment`` keeps a fixed list of
+variables); the tests use it to prove that such a kernel runs no student code.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno as errnos
 import os
 import resource
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 CLONE_NEWNS = 0x00020000
@@ -56,6 +76,15 @@ RUNTIME_PATHS = ("/run", "/var/run", "/var/lib/postgresql")
 # Shared scratch space: each kernel gets its own empty one, so nothing passes between students.
 SCRATCH_PATHS = ("/tmp", "/var/tmp", "/dev/shm")
 SCRATCH_SIZE = "256m"
+
+# The steps of the sandbox, as ``enter`` names them when one could not be applied.
+NAMESPACES = "network and file-system namespaces"  # as root: both, and the private paths hidden
+NETWORK = "network namespace"  # not root: an unprivileged user namespace for the network alone
+HIDING = "hiding the course's private files"
+LIMITS = "resource limits"
+OWN_USER = "a separate unprivileged user per kernel"
+STEPS = (NAMESPACES, NETWORK, HIDING, LIMITS, OWN_USER)
+FAIL_STEP_VARIABLE = "GRADER_TEST_FAIL_SANDBOX_STEP"  # test hook: see the module's docstring
 
 # Kernels run as uid = gid = FIRST_KERNEL_UID + zygote pid * KERNEL_SLOTS + slot: no two kernels alive
 # at once share a uid, even under two zygotes (the service and a TA's batch run on one machine).
@@ -174,42 +203,76 @@ def _hide(paths: list[str], private_dir: str) -> None:
         os.close(own)
 
 
+def step_of(missing: str) -> str:
+    """The step a sentence of ``enter``'s report is about (the sentence itself if no known step)."""
+    return next((step for step in STEPS if missing.startswith(step)), missing)
+
+
+def required_steps(root: bool | None = None) -> frozenset[str]:
+    """The steps no kernel may run without, whatever the start-up probe found."""
+    if root is None:
+        root = os.geteuid() == 0
+    return frozenset({LIMITS, OWN_USER} if root else {LIMITS})
+
+
+def refused(missing: Iterable[str], missing_at_start: Iterable[str], root: bool | None = None) -> list[str]:
+    """What a kernel reported it could not do that makes it unfit to run student code: a step the
+    start-up probe had, or a required one (see the module's docstring)."""
+    allowed = {step_of(m) for m in missing_at_start} - required_steps(root)
+    return [m for m in missing if step_of(m) not in allowed]
+
+
+def _attempt(step: str, action: Callable[[], None], forced: str, off: list[str], hint: str = "") -> None:
+    """Apply one step; on failure add ``"<step> (<why><hint>)"`` to ``off``."""
+    try:
+        if step == forced:
+            raise OSError(errnos.EPERM, f"forced to fail by {FAIL_STEP_VARIABLE}")
+        action()
+    except OSError as error:
+        off.append(f"{step} ({error.strerror or error}{hint})")
+
+
 def enter(hide: list[str], private_dir: str, limits: Limits, uid: int | None) -> list[str]:
     """Enter the sandbox (see the module's docstring); returns what could not be done, in words.
 
     ``private_dir`` holds the kernel's working directory and home: the only place it may write
     that outlives nothing (it is removed after the notebook).
     """
+    forced = os.environ.pop(FAIL_STEP_VARIABLE, "")
     off: list[str] = []
     root = os.geteuid() == 0
     if root:
-        try:
+
+        def namespaces() -> None:
             _unshare(CLONE_NEWNS | CLONE_NEWNET)
             _hide(hide, os.path.realpath(private_dir))
-        except OSError as error:
-            off.append(f"network and file-system namespaces ({error.strerror})")
+
+        _attempt(NAMESPACES, namespaces, forced, off)
     else:
-        try:
-            _unshare(CLONE_NEWUSER | CLONE_NEWNET)
-        except OSError as error:
-            off.append(f"network namespace ({error.strerror}; not root and no unprivileged user namespaces)")
-        off.append("hiding the course's private files (needs root)")
-    _limit(limits)
+        hint = "; not root and no unprivileged user namespaces"
+        _attempt(NETWORK, lambda: _unshare(CLONE_NEWUSER | CLONE_NEWNET), forced, off, hint)
+        off.append(f"{HIDING} (needs root)")
+    _attempt(LIMITS, lambda: _limit(limits), forced, off)
     if root and uid is not None:
-        for folder, _, files in os.walk(private_dir):
-            os.chown(folder, uid, uid)
-            for name in files:
-                os.chown(os.path.join(folder, name), uid, uid)
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        try:  # whatever an earlier kernel of this uid left running (it may have escaped its group)
-            os.kill(-1, 9)
-        except OSError:
-            pass
+        _attempt(OWN_USER, lambda: _become(uid, private_dir), forced, off)
     elif not root:
-        off.append("a separate unprivileged user per kernel (needs root): student code runs as the grader's user")
+        off.append(f"{OWN_USER} (needs root): student code runs as the grader's user")
     return off
+
+
+def _become(uid: int, private_dir: str) -> None:
+    """Give the kernel's private directory to ``uid`` and become it, for good."""
+    for folder, _, files in os.walk(private_dir):
+        os.chown(folder, uid, uid)
+        for name in files:
+            os.chown(os.path.join(folder, name), uid, uid)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    try:  # whatever an earlier kernel of this uid left running (it may have escaped its group)
+        os.kill(-1, 9)
+    except OSError:
+        pass
 
 
 def _limit(limits: Limits) -> None:

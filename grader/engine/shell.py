@@ -17,7 +17,11 @@ list of nbformat outputs, reproducing what nbclient writes into a notebook:
 - An exception becomes an ``error`` output (``ename``, ``evalue``, IPython's
   traceback), through the same ``_showtraceback`` hook ipykernel overrides.
   The traceback is in IPython's "Plain" mode rather than ipykernel's
-  "Context": same frames, without the surrounding source lines.
+  "Context": same frames, without the surrounding source lines.  A cell whose
+  exception IPython did not show that way (a hook the cell's code installed
+  swallowed it: ``set_custom_exc``, a silenced ``showtraceback``...) still gets
+  an ``error`` output: ``run_cell`` reads the exception from IPython's own
+  ``ExecutionResult`` (see ``unshown_error``).
 - ``input()``/``getpass()`` raise ``StdinNotImplementedError``, as in a kernel
   run by nbclient (which never allows stdin).
 """
@@ -366,8 +370,48 @@ def run_cell(
     count = shell.execution_count
     shell.compile.hide_source = hide_source  # type: ignore[attr-defined]
     try:
-        shell.run_cell(source, store_history=True)  # type: ignore[no-untyped-call]
+        result = shell.run_cell(source, store_history=True)  # type: ignore[no-untyped-call]
     finally:
         shell.compile.hide_source = False  # type: ignore[attr-defined]
+    if shell.last_error is None:
+        hidden = unshown_error(result)
+        if hidden is not None:
+            shell.recorder.add(hidden)
+            shell.last_error = (hidden["ename"], hidden["evalue"], list(hidden["traceback"]))
     shell.recorder.flush()
-    return count, list(shell.recorder.outputs), shell.last_error
+    outputs = list(shell.recorder.outputs)
+    if hide_source and shell.last_error is not None:
+        # A cell that raised never reached a result of its own; one recorded anyway was written by
+        # the code the test called, to be read as partial credit (nbgrader reads the first one).
+        outputs = [output for output in outputs if output.get("output_type") != "execute_result"]
+    return count, outputs, shell.last_error
+
+
+HIDDEN_ERROR = (
+    "(IPython did not show this error: code in this notebook replaced how errors are shown; the grader recorded it.)"
+)
+
+
+def unshown_error(result: Any) -> Output | None:
+    """The ``error`` output of an exception the cell raised that no error output shows, if any.
+
+    IPython stores what a cell raised in the ``ExecutionResult`` that ``run_cell`` returns,
+    whatever hook then handled it; a hook can hide the exception, never unraise it. Only the
+    exception's type and text are shown (``traceback.format_exception_only``): no frames, so
+    nothing of a test cell's source or of its locals.
+    """
+    error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
+    if not isinstance(error, BaseException):
+        return None
+    import traceback
+
+    try:
+        text = str(error)
+    except Exception:  # an exception whose __str__ raises still fails the cell
+        text = "<exception str() failed>"
+    ename = type(error).__name__
+    try:
+        lines = [line.rstrip("\n") for line in traceback.format_exception_only(type(error), error)]
+    except Exception:
+        lines = [f"{ename}: {text}"]
+    return {"output_type": "error", "ename": ename, "evalue": text, "traceback": [*lines, HIDDEN_ERROR]}
