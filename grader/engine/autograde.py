@@ -11,20 +11,23 @@ same nbgrader code as the stock command writes them.
 from __future__ import annotations
 
 import enum
+import fcntl
 import gc
+import hashlib
 import io
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import course
+from .. import course, notebook_errors
 from ..errors import ConfigurationError
 from . import bulk, inprocess
 from .kernel import Zygote
@@ -70,8 +73,9 @@ class Outcome:
     status: Status
     log: str
     seconds: float
-    reason: str = ""  # for INFRASTRUCTURE and DATABASE: what failed
+    reason: str = ""  # for INFRASTRUCTURE and DATABASE: what failed; for a zeroed INCOMPLETE: why
     stopped: Stop = Stop.NONE
+    zeroed: bool = False  # INCOMPLETE, its notebook unreadable: recorded in the gradebook as 0 (``reason`` says why)
 
     @property
     def ok(self) -> bool:
@@ -160,8 +164,27 @@ def settle() -> None:
     gc.freeze()
 
 
-def grade_one(config: Config, assignment: str, student: str, force: bool = True, create: bool = True) -> Outcome:
-    """``nbgrader autograde ASSIGNMENT --student STUDENT [--force] [--create]``, in this process."""
+def grade_one(
+    config: Config,
+    assignment: str,
+    student: str,
+    force: bool = True,
+    create: bool = True,
+    zero_unreadable: bool = False,
+) -> Outcome:
+    """``nbgrader autograde ASSIGNMENT --student STUDENT [--force] [--create]``, in this process.
+
+    Gradings of one student take turns, in this process and in any other on the course
+    (``student_lock``).  With ``zero_unreadable``, a notebook nbgrader could not read is recorded
+    in the gradebook as 0, and the outcome says why (``Outcome.zeroed``, ``Outcome.reason``).
+    """
+    with student_lock(_autograded_directory(config), student):
+        return _grade_one(config, assignment, student, force, create, zero_unreadable)
+
+
+def _grade_one(
+    config: Config, assignment: str, student: str, force: bool, create: bool, zero_unreadable: bool
+) -> Outcome:
     import time
 
     from nbgrader.converters import Autograde
@@ -177,6 +200,8 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
     log.addHandler(handler)
     ok = True
     database: BaseException | None = None
+    unreadable: dict[str, str] = {}
+    zeroed = False
     report.reset()
     try:
         with bookkeeping():
@@ -192,6 +217,19 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
                 ok = False
                 database = _database_error(error)
                 log.exception("autograding %s/%s failed", student, assignment)
+        if not ok and database is None and not report.failures and zero_unreadable:
+            unreadable = unreadable_notebooks(
+                Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+            )
+            if unreadable:
+                try:
+                    _record_zero(coursedir.db_url, coursedir.course_id, assignment, student, create, unreadable)
+                except Exception as error:
+                    database = _database_error(error)
+                    log.exception("recording %s/%s as graded 0 failed", student, assignment)
+                else:
+                    zeroed = True
+                    log.error("%s/%s is recorded as graded 0: %s", student, assignment, _why(unreadable))
     finally:
         log.removeHandler(handler)
     if ok and not _settled.is_set():
@@ -202,9 +240,76 @@ def grade_one(config: Config, assignment: str, student: str, force: bool = True,
         status, reason = Status.DATABASE, f"the gradebook database failed: {type(database).__name__}: {database}"
     elif report.failures:
         status, reason = Status.INFRASTRUCTURE, "; ".join(report.failures)
+    elif unreadable:
+        status, reason = Status.INCOMPLETE, _why(unreadable)
     else:
         status, reason = (Status.COMPLETED if ok else Status.INCOMPLETE), ""
-    return Outcome(student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped))
+    return Outcome(student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped), zeroed)
+
+
+LOCKS = ".locks"  # under autograded/: one lock file per student, named by a hash of the student's id
+
+
+def _autograded_directory(config: Config) -> Path:
+    settings = config.CourseDirectory
+    return Path(settings.get("root", ".")) / str(settings.get("autograded_directory", "autograded"))
+
+
+@contextmanager
+def student_lock(autograded: Path, student: str) -> Iterator[None]:
+    """Hold ``student``'s lock (``flock`` on a file in ``autograded/.locks``) while the body runs.
+
+    ``flock`` locks belong to the open file, so two threads of one process wait for each other as
+    two processes do; the kernel lets go of it when the holder exits, however it exits.
+    """
+    folder = autograded / LOCKS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(student.encode()).hexdigest()[:32]}.lock"
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def unreadable_notebooks(folder: Path) -> dict[str, str]:
+    """Each notebook in the submission ``folder`` that cannot be read, by name, with the sentence saying why."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
+        try:
+            why = notebook_errors.problem(path.read_bytes())
+        except OSError as error:
+            why = f"the file cannot be read ({error.strerror})"
+        if why:
+            found[path.stem] = why
+    return found
+
+
+def _why(unreadable: dict[str, str]) -> str:
+    return "; ".join(f"{name}.ipynb: {why}" for name, why in sorted(unreadable.items()))
+
+
+def _record_zero(
+    db_url: str, course_id: str, assignment: str, student: str, create: bool, unreadable: dict[str, str]
+) -> None:
+    """Score 0 for every grade cell of the ``unreadable`` notebooks, as nbgrader scores a missing notebook;
+    the reason goes in each of their comments, and the notebook is flagged for the formgrader."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gradebook:
+        if create:
+            gradebook.update_or_create_student(student)
+        submission = gradebook.update_or_create_submission(assignment, student)
+        for notebook in submission.notebooks:
+            if notebook.name in unreadable:
+                for grade in notebook.grades:
+                    grade.auto_score = 0.0
+                    grade.needs_manual_grade = False
+                for comment in notebook.comments:
+                    comment.auto_comment = f"Not graded: {notebook.name}.ipynb: {unreadable[notebook.name]}"
+                notebook.flagged = True
+        gradebook.db.commit()
 
 
 def _database_error(error: BaseException) -> BaseException | None:
@@ -238,11 +343,12 @@ def grade_many(
     force: bool = True,
     create: bool = True,
     progress: Callable[[Outcome], None] | None = None,
+    zero_unreadable: bool = False,
 ) -> list[Outcome]:
     """Autograde each student's submission, ``jobs`` kernels at a time; outcomes in completion order."""
     outcomes: list[Outcome] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="autograde") as pool:
-        futures = [pool.submit(grade_one, config, assignment, s, force, create) for s in students]
+        futures = [pool.submit(grade_one, config, assignment, s, force, create, zero_unreadable) for s in students]
         for future in as_completed(futures):
             outcome = future.result()
             outcomes.append(outcome)

@@ -6,6 +6,7 @@ notebooks, late penalties), several kernels at a time, with a progress bar.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
 import time
@@ -22,29 +23,64 @@ class BatchError(Exception):
     """The batch cannot start; the message says what to fix."""
 
 
+# How far a submission's file times may stray from its timestamp.txt before the batch says so.
+CLOCK_SLACK = dt.timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class TimeDoubt:
+    """A ``timestamp.txt`` that its own files, or the release, contradict: perhaps written by hand."""
+
+    student: str
+    stamped: dt.datetime  # what timestamp.txt says, naive UTC
+    contradiction: str  # what the stamp is set against, e.g. "its files were last modified at ..."
+
+    def line(self) -> str:
+        return (
+            f"Warning: {self.student}'s timestamp.txt says {_utc(self.stamped)}, but {self.contradiction}; "
+            "the late penalty trusts timestamp.txt: check it before releasing grades."
+        )
+
+
 @dataclass(frozen=True)
 class BatchResult:
     assignment: str
     outcomes: tuple[Outcome, ...]
     seconds: float
+    doubts: tuple[TimeDoubt, ...] = ()
 
     @property
     def failed(self) -> tuple[Outcome, ...]:
         return tuple(o for o in self.outcomes if not o.ok)
 
+    @property
+    def zeroed(self) -> tuple[Outcome, ...]:
+        """The submissions whose notebook could not be read: recorded in the gradebook as 0."""
+        return tuple(o for o in self.outcomes if o.zeroed)
+
     def summary(self) -> str:
         n = len(self.outcomes)
         rate = n / self.seconds if self.seconds > 0 else 0.0
+        zeroed = f" ({len(self.zeroed)} unreadable, recorded as 0)" if self.zeroed else ""
         lines = [
             f"Autograded {n} submission(s) of {self.assignment} in {self.seconds:.1f} s ({rate:.1f}/s); "
-            f"{len(self.failed)} failed."
+            f"{len(self.failed)} failed{zeroed}."
         ]
-        for outcome in sorted(self.failed, key=lambda o: o.student):
-            last = [line for line in outcome.log.splitlines() if line.startswith("[ERROR]")][-1:] or ["see the log"]
-            lines.append(f"  {outcome.student}: {last[0]}")
+        lines += [f"  {o.student}: {_failure(o)}" for o in sorted(self.failed, key=lambda o: o.student)]
+        lines += [doubt.line() for doubt in sorted(self.doubts, key=lambda d: d.student)]
         if n:
             lines.append("Scores are in the gradebook (nbgrader export, nbgrader formgrader, grader serve).")
         return "\n".join(lines)
+
+
+def _failure(outcome: Outcome) -> str:
+    """One line saying why ``outcome`` failed: the engine's reason, else nbgrader's last error."""
+    if outcome.zeroed:
+        return f"[ERROR] could not be graded, recorded as 0: {outcome.reason}"
+    if outcome.reason:
+        return f"[ERROR] {outcome.reason}"
+    last = [line for line in outcome.log.splitlines() if line.startswith("[ERROR]")][-1:] or ["see the log"]
+    return last[0]
 
 
 class Progress:
@@ -110,14 +146,62 @@ def run(
     if not chosen:
         raise BatchError(f"no submissions of {assignment} under {root / 'submitted'}")
     _registered(root, assignment, db_url)
+    released = release_time(root, assignment)
+    doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
     started = time.monotonic()
     with Engine(root, db_url) as engine:  # the course's GraderService limits, the same the service grades with
         progress = Progress(len(chosen), out)
-        outcomes = grade_many(engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress)
+        outcomes = grade_many(
+            engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress, zero_unreadable=True
+        )
         progress.close()
-    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started)
+    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started, doubts)
+
+
+def release_time(root: Path, assignment: str) -> dt.datetime | None:
+    """When ``assignment`` was released (its oldest released notebook's modification time, naive UTC), if it was."""
+    folder = course.release_directory(root) / assignment
+    times = [p.stat().st_mtime for p in folder.glob("*.ipynb")] if folder.is_dir() else []
+    return _naive_utc(min(times)) if times else None
+
+
+def timestamp_doubts(folder: Path, student: str, released: dt.datetime | None) -> tuple[TimeDoubt, ...]:
+    """What contradicts the submission ``folder``'s ``timestamp.txt``: files modified after the time it
+    gives, a time after the stamp file itself was written, or a time before the release."""
+    from nbgrader.utils import parse_utc
+
+    stamp = folder / "timestamp.txt"
+    try:
+        text = stamp.read_text(errors="replace").strip()
+        written = _naive_utc(stamp.stat().st_mtime)
+    except OSError:
+        return ()
+    try:
+        stamped: dt.datetime | None = parse_utc(text) if text else None
+    except (ValueError, OverflowError, TypeError):
+        stamped = None
+    if stamped is None:
+        return ()  # nbgrader says so itself: an empty stamp is ignored, an unreadable one fails the grading
+    files = [p for p in folder.iterdir() if p.is_file() and not p.is_symlink()]
+    modified = max(_naive_utc(p.stat().st_mtime) for p in files) if files else written
+    doubts = []
+    if modified > stamped + CLOCK_SLACK:
+        doubts.append(TimeDoubt(student, stamped, f"its files were last modified at {_utc(modified)}, after it"))
+    if stamped > written + CLOCK_SLACK:
+        doubts.append(TimeDoubt(student, stamped, f"timestamp.txt itself was written at {_utc(written)}, before it"))
+    if released is not None and stamped < released - CLOCK_SLACK:
+        doubts.append(TimeDoubt(student, stamped, f"the assignment was released at {_utc(released)}, after it"))
+    return tuple(doubts)
+
+
+def _naive_utc(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
+
+
+def _utc(moment: dt.datetime) -> str:
+    return f"{moment.isoformat(sep=' ', timespec='seconds')} UTC"
 
 
 def _registered(root: Path, assignment: str, db_url: str | None) -> None:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from ... import mending
-from ...errors import NotANotebook, TooLarge, UnknownAssignment, WrongAssignment
+from ... import mending, notebook_errors
+from ...errors import UnknownAssignment, WrongAssignment
 from ..config import ServiceConfig
 from ..records.store import Store
 from ..records.tables import now
@@ -46,35 +45,10 @@ def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
 
 
 def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:
-    if len(data) > max_bytes:
-        raise TooLarge(
-            f"the notebook is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.1f} MB. "
-            "Clear large outputs (Edit > Clear Outputs of All Cells) and submit again."
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise NotANotebook(f"the file is not UTF-8 text (byte {error.start}): upload the .ipynb file itself") from None
-    try:
-        raw = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise NotANotebook(f"the file is not valid JSON ({error}): upload the .ipynb file saved by Jupyter") from None
-    if not isinstance(raw, dict) or "cells" not in raw or "nbformat" not in raw:
-        raise NotANotebook("the file is JSON but not a Jupyter notebook (no 'cells' or 'nbformat')")
-    if raw.get("nbformat") != 4:
-        raise NotANotebook(
-            f"the notebook uses nbformat {raw.get('nbformat')}; open it in JupyterLab 4 and save it again (nbformat 4)"
-        )
-    try:
-        nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
-        nbformat.validate(nb)
-    except Exception as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise NotANotebook(f"the notebook is not valid nbformat 4: {first}") from None
-    language = nb.metadata.get("kernelspec", {}).get("language") or nb.metadata.get("language_info", {}).get("name")
-    if language not in (None, "python"):
-        raise NotANotebook(f"the notebook's kernel language is {language!r}; this course grades Python notebooks")
-    return nb  # type: ignore[no-any-return]
+    """The uploaded notebook, or ``NotANotebook``/``TooLarge`` with the sentence the batch command also records."""
+    nb = notebook_errors.read(data, max_bytes)
+    notebook_errors.check_python(nb)
+    return nb
 
 
 def check_cells(nb: nbformat.NotebookNode, cells: AssignmentCells, release: Path) -> tuple[str, ...]:

@@ -1,0 +1,98 @@
+"""Trusted time (issue 17): ``grader autograde`` says when a timestamp.txt looks written by hand.
+
+nbgrader's late penalty trusts ``submitted/<student>/<assignment>/timestamp.txt``; a student who can
+write there could move it before the due date. The batch grades as nbgrader does (the penalty is
+nbgrader's), and warns, naming the student and both times, when the stamp is earlier than the
+submission's own files were last modified, later than the stamp file was written, or earlier
+than the release.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from grader import course
+from grader.engine import batch
+from tests.fixtures.spec import SUBMISSIONS
+
+A = "ps2_autograd"
+RELEASED = dt.datetime(2026, 9, 1, 12, 0, 0)
+STAMPED = dt.datetime(2026, 9, 20, 10, 0, 0)
+CORRECT = (SUBMISSIONS / A / "correct.ipynb").read_bytes()
+
+
+def _seconds(moment: dt.datetime) -> float:
+    return moment.replace(tzinfo=dt.UTC).timestamp()
+
+
+def _submit(root: Path, student: str, stamped: dt.datetime, notebook_at: dt.datetime, stamp_at: dt.datetime) -> Path:
+    """A submission whose timestamp.txt says ``stamped``, its files last modified at the other two times."""
+    notebook = course.place_notebook(root, student, A, CORRECT, received_at=stamped)
+    os.utime(notebook, (_seconds(notebook_at), _seconds(notebook_at)))
+    os.utime(notebook.parent / "timestamp.txt", (_seconds(stamp_at), _seconds(stamp_at)))
+    return notebook.parent
+
+
+def test_an_honest_stamp_raises_no_doubt(tmp_path: Path) -> None:
+    folder = _submit(tmp_path, "honest", STAMPED, STAMPED - dt.timedelta(minutes=30), STAMPED)
+    assert batch.timestamp_doubts(folder, "honest", RELEASED) == ()
+    unstamped = course.place_notebook(tmp_path, "unstamped", A, CORRECT).parent
+    assert batch.timestamp_doubts(unstamped, "unstamped", RELEASED) == ()
+
+
+def test_a_stamp_before_the_files_were_last_modified_is_doubted(tmp_path: Path) -> None:
+    edited = STAMPED + dt.timedelta(days=2, hours=3)
+    folder = _submit(tmp_path, "backdated", STAMPED, edited, edited)
+    (doubt,) = batch.timestamp_doubts(folder, "backdated", RELEASED)
+    assert doubt.line() == (
+        "Warning: backdated's timestamp.txt says 2026-09-20 10:00:00 UTC, but its files were last modified at "
+        "2026-09-22 13:00:00 UTC, after it; the late penalty trusts timestamp.txt: check it before releasing grades."
+    )
+
+
+def test_a_stamp_later_than_the_stamp_file_itself_is_doubted(tmp_path: Path) -> None:
+    written = STAMPED - dt.timedelta(hours=5)
+    folder = _submit(tmp_path, "from-the-future", STAMPED, written, written)
+    (doubt,) = batch.timestamp_doubts(folder, "from-the-future", RELEASED)
+    assert "timestamp.txt itself was written at 2026-09-20 05:00:00 UTC, before it" in doubt.line()
+
+
+def test_a_stamp_before_the_release_is_doubted(tmp_path: Path) -> None:
+    early = RELEASED - dt.timedelta(days=3)
+    folder = _submit(tmp_path, "before-release", early, early, early)
+    (doubt,) = batch.timestamp_doubts(folder, "before-release", RELEASED)
+    assert "says 2026-08-29 12:00:00 UTC, but the assignment was released at 2026-09-01 12:00:00 UTC" in doubt.line()
+
+
+@pytest.mark.parametrize("text", ["", "not a time at all"])
+def test_an_empty_or_unreadable_stamp_is_left_to_nbgrader(tmp_path: Path, text: str) -> None:
+    folder = course.place_notebook(tmp_path, "odd", A, CORRECT).parent
+    (folder / "timestamp.txt").write_text(text)
+    assert batch.timestamp_doubts(folder, "odd", RELEASED) == ()
+
+
+def test_the_batch_warns_per_suspicious_student_and_still_grades_as_nbgrader_does(tmp_path: Path) -> None:
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [A])
+    for notebook in (course.release_directory(root) / A).glob("*.ipynb"):
+        os.utime(notebook, (_seconds(RELEASED), _seconds(RELEASED)))
+    _submit(root, "honest", STAMPED, STAMPED - dt.timedelta(minutes=30), STAMPED)
+    _submit(root, "backdated", STAMPED, STAMPED + dt.timedelta(days=2), STAMPED + dt.timedelta(days=2))
+    result = batch.run(root, A, jobs=2, out=io.StringIO())
+    assert not result.failed, result.summary()
+    warnings = [line for line in result.summary().splitlines() if line.startswith("Warning: ")]
+    assert warnings == [
+        "Warning: backdated's timestamp.txt says 2026-09-20 10:00:00 UTC, but its files were last modified at "
+        "2026-09-22 10:00:00 UTC, after it; the late penalty trusts timestamp.txt: check it before releasing grades."
+    ]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.gradebook_url(root)) as gradebook:  # a warning, not a verdict: nbgrader's grade stands
+        for student in ("honest", "backdated"):
+            submission = gradebook.find_submission(A, student)
+            assert submission.timestamp == STAMPED and submission.score == submission.max_score
