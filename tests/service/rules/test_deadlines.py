@@ -186,6 +186,14 @@ def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict
         body = strict.wait_graded(token, response.json()["id"], timeout=300)
     assert body["late_penalty"] == 0
     assert "tests" not in body and body["tests_hidden_until"] == "the due date"
+    # the exchange listing (JupyterLab's Assignments panel) shows each student their own due date
+    listed = {}
+    for student in ("extended-eve", "plain-paul"):
+        with strict.client(strict.token(student)) as client:
+            rows = client.get("/api/assignments").json()
+        listed[student] = next(r["due_date"] for r in rows if r["assignment"] == "ps3_regression")
+    base = dt.datetime.fromisoformat(listed["plain-paul"].rstrip("Z"))
+    assert dt.datetime.fromisoformat(listed["extended-eve"].rstrip("Z")) - base == dt.timedelta(hours=24)
 
 
 def test_every_regrade_door_selects_the_attempt_that_counts(strict: Server) -> None:
