@@ -15,8 +15,11 @@ service's own feedback gives a student:
 
 Active HTML (``<script>``, ``on*=`` handlers, ``javascript:`` links, iframes) is made inert too:
 in outputs, ``text/html`` and ``text/markdown`` go through nbconvert's own sanitiser
-(``clean_html``, bleach), scripts and widgets are dropped; in a markdown cell that holds a tag,
-the tags are shown as text, and a ``javascript:``/``vbscript:`` link target loses its scheme.
+(``clean_html``, bleach), scripts and widgets are dropped, and output metadata keeps only numeric
+image sizes, ``unconfined`` and ``alt`` (nbconvert writes ``width=``/``height=`` unquoted, so
+``width="1 onerror=..."`` from ``IPython.display`` was a live handler even with ``sanitize_html``);
+in a markdown cell that holds a tag, the tags are shown as text, and a ``javascript:``/``vbscript:``
+link target loses its scheme.
 (``HTMLExporter.sanitize_html``, also set, covers only part of this: nbgrader's feedback template
 renders markdown cells itself.)
 """
@@ -34,6 +37,7 @@ PLACEHOLDER = "# (hidden tests ran here; their source is not part of the feedbac
 TAG = re.compile(r"<(?=[a-zA-Z!/?])")
 SCRIPT_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:")
 DROPPED = ("application/javascript", "text/javascript", "application/vnd.jupyter.widget-view+json")
+SIZES = ("width", "height")
 
 
 class HideHiddenTests(ClearHiddenTests):  # type: ignore[misc]
@@ -77,10 +81,12 @@ def inert_markdown(source: str) -> str:
 
 
 def inert(output: NotebookNode) -> NotebookNode:
-    """An output with its HTML sanitised and its scripts and widgets dropped (a text line says so)."""
+    """An output with its HTML sanitised, its scripts and widgets dropped (a text line says so) and
+    its metadata reduced to what cannot carry markup (``inert_metadata``)."""
     data = output.get("data")
     if output.output_type not in ("display_data", "execute_result") or not data:
         return output
+    output.metadata = NotebookNode(inert_metadata(output.get("metadata")))  # type: ignore[no-untyped-call]
     if any(kind in data for kind in DROPPED):
         for kind in DROPPED:
             data.pop(kind, None)
@@ -90,3 +96,24 @@ def inert(output: NotebookNode) -> NotebookNode:
     if "text/markdown" in data:
         data["text/markdown"] = inert_markdown(data["text/markdown"])
     return output
+
+
+def inert_metadata(metadata: Any) -> dict[str, Any]:
+    """Output metadata the templates write into ``<img>`` attributes, only where it carries no markup.
+
+    nbconvert writes an image's ``width``/``height`` unquoted (``width=1 onerror=...`` would add a
+    handler) and ``filenames`` as its ``src`` (a student's URL would be fetched when a TA opens the
+    page); ``isolated`` would put the output in an iframe. Numeric sizes, the ``unconfined`` flag
+    and a text ``alt`` (escaped, quoted) stay, per mimetype and at the top level.
+    """
+    kept: dict[str, Any] = {}
+    for key, value in (metadata or {}).items():
+        if key in SIZES and isinstance(value, int | float) and not isinstance(value, bool):
+            kept[key] = value
+        elif (key == "unconfined" and isinstance(value, bool)) or (key == "alt" and isinstance(value, str)):
+            kept[key] = value
+        elif isinstance(value, dict) and key != "filenames":
+            inner = inert_metadata(value)
+            if inner:
+                kept[key] = inner
+    return kept
