@@ -20,7 +20,7 @@ import pytest
 
 from grader import course
 from grader.engine import batch, sandbox
-from tests.fixtures import canaries, hostile
+from tests.fixtures import canaries, claims, hostile
 from tests.fixtures.build import hostile_folder
 from tests.fixtures.grading import CellResult, results
 from tests.fixtures.spec import SUBMISSIONS
@@ -69,8 +69,8 @@ def burst(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Burst]:
 
 @pytest.mark.parametrize("fixture", hostile.FIXTURES, ids=[f.name for f in hostile.FIXTURES])
 def test_hostile_fixture_loses_exactly_the_tests_aimed_at_it(burst: Burst, fixture: hostile.Fixture) -> None:
-    if fixture.name in NEEDS_OWN_USER and not ROOT:
-        pytest.skip("needs root: the kernel's own user is what stops this")
+    if fixture.name in NEEDS_OWN_USER:
+        claims.root_only("needs root: the kernel's own user is what stops this")
     cells = burst.cells[fixture.name]
     for gid, cell in cells.items():
         expected = fixture.fails.get(gid)
@@ -99,8 +99,8 @@ def test_hooks_that_would_watch_the_tests_are_refused(burst: Burst) -> None:
     assert "sys.addaudithook" not in output.replace("sys.settrace", "")  # the new hook never ran
 
 
-@pytest.mark.skipif(not ROOT, reason="network and mount namespaces need root")
 def test_no_connection_leaves_the_sandbox(burst: Burst) -> None:
+    claims.root_only("network and mount namespaces need root")
     output = burst.helper_output("opens-connections")
     assert "CONNECTED" not in output
     assert output.count("Network is unreachable") == 3
@@ -111,8 +111,8 @@ def test_a_huge_file_is_cut_at_the_limit(burst: Burst) -> None:
     assert "File too large" in output or "No space left on device" in output
 
 
-@pytest.mark.skipif(not ROOT, reason="a user of its own per kernel needs root")
 def test_the_grader_cannot_be_signalled_and_a_fork_bomb_stops_at_the_process_limit(burst: Burst) -> None:
+    claims.root_only("a user of its own per kernel needs root")
     assert burst.helper_output("signals-the-grader").count("Operation not permitted") == 2
     assert "stopped after" in burst.helper_output("fork-bomb")
 
@@ -136,8 +136,8 @@ def _kernel_processes() -> list[tuple[str, int, bytes]]:
     return found
 
 
-@pytest.mark.skipif(not ROOT, reason="a user of its own per kernel needs root")
 def test_no_process_of_a_kernel_outlives_the_batch(burst: Burst) -> None:
+    claims.root_only("a user of its own per kernel needs root")
     deadline = time.monotonic() + 10  # SIGKILL is delivered at once, but dying takes a moment
     while _kernel_processes() and time.monotonic() < deadline:
         time.sleep(0.2)

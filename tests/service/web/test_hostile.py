@@ -13,7 +13,7 @@ import pytest
 
 from grader import course
 from tests.engine.test_hostile import LIMITS, NEEDS_OWN_USER
-from tests.fixtures import canaries, hostile
+from tests.fixtures import canaries, claims, hostile
 from tests.fixtures.build import hostile_folder
 
 from ..conftest import QUICK, Server, fixture_bytes, free_port, grade, submit
@@ -62,7 +62,7 @@ def test_hostile_fixture_scores_as_through_the_batch_command(
     fixture: hostile.Fixture,  # type: ignore[type-arg]
 ) -> None:
     if not _runs(f"svc-{fixture.name}"):
-        pytest.skip("needs root: the kernel's own user is what stops this")
+        claims.root_only("needs root: the kernel's own user is what stops this")
     body = burst[f"svc-{fixture.name}"]
     assert body["status"] == "graded", body
     for test in body["tests"]:
