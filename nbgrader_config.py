@@ -42,9 +42,12 @@ c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = WARNING_LINE
 # Student code runs in a private, empty working directory with a clean environment: from where it
 # runs, no relative path reaches source/, the gradebook or other students' work, and no secret in
-# the grader's environment is visible.  Otherwise nbgrader's own autograde pipeline, unchanged.
+# the grader's environment is visible.  Truncating output never changes a verdict: LimitOutput drops
+# stream output past its line limit, so a test cell's stdout flood is cut first where it would hide
+# the stderr that costs the test its points (grader.output_limit).  Otherwise nbgrader's own pipeline.
 c.Autograde.autograde_preprocessors = [
     "grader.isolation.PrivateExecute",
+    "grader.output_limit.KeepStderr",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

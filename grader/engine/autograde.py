@@ -27,7 +27,7 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import course, notebook_errors
+from .. import course, notebook_errors, output_limit
 from ..errors import ConfigurationError
 from . import bulk, inprocess
 from .kernel import Zygote
@@ -90,7 +90,8 @@ def load_config(
     memory_limit_bytes: int = 0,
     resident_limit_bytes: int = 0,
 ) -> Config:
-    """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``."""
+    """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``, followed by
+    ``grader.output_limit.KeepStderr`` (truncating output never changes a verdict)."""
     inprocess.apply()
     previous = os.environ.get("GRADER_COURSE_ROOT")
     os.environ["GRADER_COURSE_ROOT"] = str(root)
@@ -114,11 +115,14 @@ def load_config(
     # The autograde pass reads the notebook the sanitize pass has just written and checked; no step
     # in between touches nbgrader's cell metadata, so checking it a second time cannot fail.
     checked = any(s in CHECK_METADATA for s in sanitize)
-    config.Autograde.autograde_preprocessors = [
+    autograde = [
         FORK_EXECUTE if s in EXECUTE_STEPS or s.endswith(".Execute") else bulk.REPLACES.get(s, s)
         for s in steps
         if not (checked and s in CHECK_METADATA)
     ]
+    if output_limit.STEP not in autograde:  # a course's own list without it: the defence still holds
+        autograde.insert(autograde.index(FORK_EXECUTE) + 1, output_limit.STEP)
+    config.Autograde.autograde_preprocessors = autograde
     # nbconvert validates the notebook after each preprocessor; once, after all of them, suffices
     # (when that fails it still finds the preprocessor at fault).
     config.NotebookExporter.optimistic_validation = True

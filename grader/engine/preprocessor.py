@@ -13,24 +13,17 @@ notebook (a kernel that died, or would not stop after the interrupt), this
 keeps every cell that did run and gives each cell that could not run an
 error output saying why, so earned points are kept and the rest score 0.
 
-Truncating output never changes a verdict.  nbgrader scores a test cell 0 if it
-wrote to stderr, but its ``LimitOutput`` (after this step) drops every stream
-output past its line limit, so a test whose student code floods stdout first
-and writes to stderr afterwards kept its points (stock ``nbgrader autograde``
-does).  Here, a test cell whose stderr output ``LimitOutput`` would drop has its
-stdout cut first (``keep_stderr``), with nbgrader's own truncation mark, so the
-stderr output is among what is kept and nbgrader's rule sees it.  Nothing
-changes for a cell without such a flood.
+Truncating output never changes a verdict: ``grader.output_limit.KeepStderr`` runs right
+after this step (``autograde.load_config`` puts it there where the course's list lacks it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -98,48 +91,6 @@ KERNEL_DIED = "DeadKernelError"
 ENGINE_ERRORS = frozenset({NOT_RUN, NOTEBOOK_TIMEOUT, KERNEL_DIED, TAMPERING})
 
 
-TRUNCATED_LINE = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a stream
-
-
-def _stream_lines(output: NotebookNode) -> list[str]:
-    return str(output.get("text", "")).split("\n")  # as LimitOutput counts them
-
-
-def keep_stderr(
-    outputs: Sequence[NotebookNode], max_lines: int, ignored: Callable[[NotebookNode], bool]
-) -> list[NotebookNode]:
-    """``outputs`` cut so that nbgrader's ``LimitOutput(max_lines)`` keeps a stderr output the cell wrote.
-
-    ``ignored``: the stderr outputs ``IgnorePattern`` removes before (they neither fail a test nor count
-    as lines).  ``LimitOutput`` drops every stream output once ``max_lines`` lines came before it; if
-    that would drop the first stderr output that counts, the stream outputs before it are cut to
-    ``max_lines - 2`` lines the way ``LimitOutput`` cuts (the last kept one ends with its mark), which
-    leaves room for the stderr output's first line and mark. Otherwise ``outputs`` is returned as it is.
-    """
-
-    def counted(output: NotebookNode) -> bool:
-        return output.get("output_type") == "stream" and not ignored(output)
-
-    first = next((i for i, o in enumerate(outputs) if counted(o) and o.get("name") == "stderr"), None)
-    if first is None or max_lines < 1:
-        return list(outputs)
-    if sum(len(_stream_lines(o)) for o in outputs[:first] if counted(o)) < max_lines:
-        return list(outputs)
-    budget, length = max(0, max_lines - 2), 0
-    kept: list[NotebookNode] = []
-    for output in outputs[:first]:
-        if counted(output):
-            if length >= budget:
-                continue
-            lines = _stream_lines(output)
-            if len(lines) + length > budget:
-                lines = [*lines[: budget - length - 1], TRUNCATED_LINE]
-                output = _notebook_node({**output, "text": "\n".join(lines)})
-            length += len(lines)
-        kept.append(output)
-    return kept + list(outputs[first:])
-
-
 def _stamp(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
@@ -164,23 +115,6 @@ class ForkExecute(Execute):  # type: ignore[misc]
         except InfrastructureError as error:
             report.failures.append(str(error))
             raise
-
-    def _output_rules(self) -> tuple[int, Callable[[NotebookNode], bool]]:
-        """``LimitOutput``'s line limit and ``IgnorePattern``'s rule, as the course configures them."""
-        from nbgrader.preprocessors import IgnorePattern, LimitOutput
-
-        max_lines = int(LimitOutput(config=self.config).max_lines)
-        ignore = IgnorePattern(config=self.config)
-        pattern = str(ignore.pattern) if ignore.enabled else ""
-
-        def ignored(output: NotebookNode) -> bool:
-            return (
-                bool(pattern)
-                and output.get("name") == "stderr"
-                and re.search(pattern, output.get("text", "")) is not None
-            )
-
-        return max_lines, ignored
 
     def _preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
         zygote = kernels.find(self.zygote_socket)
@@ -215,7 +149,6 @@ class ForkExecute(Execute):  # type: ignore[misc]
     def _run_cells(self, nb: NotebookNode, kernel: kernels.Kernel, started: float) -> None:
         executed = 0
         stopped: str | None = None  # why no further cell can run
-        max_lines, ignored = self._output_rules()
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
@@ -246,8 +179,6 @@ class ForkExecute(Execute):  # type: ignore[misc]
                     "shell.execute_reply": _stamp(run.finished),
                 }
             cell.outputs = [_node(o) for o in run.outputs]
-            if test:  # before anything of it is dropped: whether it wrote to stderr decides its points
-                cell.outputs = keep_stderr(cell.outputs, max_lines, ignored)
             if run.tampered:
                 cell.outputs.insert(0, _node(tampering_output(list(run.tampered))))
             if run.timed_out and limited_by_notebook:

@@ -1,9 +1,10 @@
 """Truncating output never changes a verdict (issue 17): a flood of stdout cannot hide a test's stderr.
 
 nbgrader scores a test cell 0 when it wrote to stderr, and its ``LimitOutput`` drops every stream
-output past ``max_lines`` lines: stock ``nbgrader autograde`` therefore gives full points to a test
-whose student code prints a few thousand lines and then writes to stderr.  The engine cuts the
-stdout of such a test cell first (``preprocessor.keep_stderr``), so the stderr output is kept.
+output past ``max_lines`` lines: nbgrader alone gives full points to a test whose student code prints
+a few thousand lines and then writes to stderr.  ``grader.output_limit.KeepStderr`` (in the course's
+autograde pipeline, so for stock ``nbgrader autograde`` and the engine alike) cuts the stdout of such
+a test cell first, so the stderr output is kept.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import IgnorePattern, LimitOutput
 
-from grader import course
+from grader import course, output_limit
 from grader.engine import batch
-from grader.engine.preprocessor import TRUNCATED_LINE, keep_stderr
 from grader.kernel_logging import WARNING_LINE
+from grader.output_limit import TRUNCATED_LINE, keep_stderr
 from tests.fixtures.grading import results
 from tests.fixtures.spec import Fixture, build, instructor_solutions
 
@@ -96,7 +97,7 @@ def _flooding(student: str, then_stderr: bool) -> NotebookNode:
     return build(A, Fixture(student, "flood", solutions={FLOODED: flooded}))
 
 
-def test_a_flood_then_stderr_in_a_test_scores_0_under_the_engine_where_stock_gives_full_marks(tmp_path: Path) -> None:
+def test_a_flood_then_stderr_in_a_test_scores_0_under_the_engine_and_stock_nbgrader(tmp_path: Path) -> None:
     students = {"floods-then-stderr": True, "floods-only": False}
     graded = {}
     for name in ("engine", "stock"):
@@ -111,14 +112,27 @@ def test_a_flood_then_stderr_in_a_test_scores_0_under_the_engine_where_stock_giv
         else:
             course.autograde(root, A)
         graded[name] = results(root, A)
+    for name, cells in graded.items():
+        flooded = cells["floods-then-stderr"][TEST]
+        assert flooded.score == 0, (name, flooded)
+        assert [e.split("\n")[0] for e in flooded.errors] == ["something went wrong"], (name, flooded)
     engine, stock = graded["engine"], graded["stock"]
-    flooded = engine["floods-then-stderr"][TEST]
-    assert flooded.score == 0 and [e.split("\n")[0] for e in flooded.errors] == ["something went wrong"], flooded
-    assert stock["floods-then-stderr"][TEST].score == stock["floods-then-stderr"][TEST].max_score, (
-        "stock nbgrader now sees this stderr too: the engine's difference (SECURITY.md) can go"
-    )
     for student in students:  # every other test, and the flood without stderr: full marks, as stock
         for grade_id, cell in engine[student].items():
+            assert (cell.score, cell.errors) == (stock[student][grade_id].score, stock[student][grade_id].errors)
             if (student, grade_id) != ("floods-then-stderr", TEST):
                 assert cell.score == cell.max_score, (student, grade_id, cell.message[:300])
-                assert (cell.score, cell.errors) == (stock[student][grade_id].score, stock[student][grade_id].errors)
+
+
+def test_the_engine_keeps_the_defence_where_a_course_left_it_out(tmp_path: Path) -> None:
+    """A course whose own autograde list lacks ``KeepStderr`` still gets it, right after the execution."""
+    from grader.engine import autograde
+    from grader.engine.kernel import Zygote
+
+    root = course.copy_course(tmp_path / "course")
+    config_file = root / "nbgrader_config.py"
+    config_file.write_text(config_file.read_text().replace('    "grader.output_limit.KeepStderr",\n', ""))
+    assert "KeepStderr" not in config_file.read_text().split("c.Autograde.autograde_preprocessors")[1].split("]")[0]
+    steps = list(autograde.load_config(root, None, Zygote(root)).Autograde.autograde_preprocessors)
+    assert steps[steps.index(autograde.FORK_EXECUTE) + 1] == output_limit.STEP
+    assert steps.count(output_limit.STEP) == 1

@@ -204,3 +204,38 @@ def test_the_local_queue_claims_through_leases(grading: Course) -> None:
     assert leases.claim(grading.store, job.id, "other", None, 3) is None  # running: no lease to run out
     grading.pipeline().grade_until_recorded(job, lambda: job, threading.Event())
     assert grading.store.submission(first).status == "graded"  # type: ignore[union-attr]
+
+
+def test_a_kernel_whose_sandbox_is_incomplete_is_retried_then_failed_with_the_step_named(
+    grading: Course, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox fails closed through the service (issue 17): every attempt's kernel lacks one step the
+    start-up probe had, so no attempt runs student code; each is retried, the last fails with the step."""
+    from grader.engine import preprocessor, sandbox
+    from grader.isolation import kernel_environment
+    from tests.engine.test_fail_closed import _forcible
+
+    step = _forcible(grading.engine.zygote)[-1]
+    monkeypatch.setattr(
+        preprocessor, "kernel_environment", lambda home: {**kernel_environment(home), sandbox.FAIL_STEP_VARIABLE: step}
+    )
+    sid = intake.accept(grading.store, grading.config, "unsandboxed-uma", A, fixture_bytes(A, "correct")).id
+    seen = []
+    for attempt in range(1, grading.config.max_attempts + 1):
+        job = leases.claim(grading.store, None, "test", None, grading.config.max_attempts)
+        assert job is not None and job.submission_id == sid and job.attempts == attempt
+        grading.pipeline().grade_job(job)
+        submission = grading.store.submission(sid)
+        assert submission is not None
+        seen.append((submission.status, submission.reason))
+    assert seen[:-1] == [("queued", "The grader had a problem and will try again.")] * (len(seen) - 1)
+    status, reason = seen[-1]
+    assert status == "failed", seen
+    assert reason.startswith(f"The grader could not grade this submission after {grading.config.max_attempts} attempts")
+    assert f"no {step} (forced to fail by {sandbox.FAIL_STEP_VARIABLE})" in reason
+    assert "stopped before running any student code" in reason and reason.endswith("ask your TA to regrade it.")
+    assert leases.claim(grading.store, None, "test", None, grading.config.max_attempts) is None
+    monkeypatch.undo()
+    assert grading.graded("sandboxed-sam", "correct") and grading.store.submissions(student="sandboxed-sam")[
+        0
+    ].status == ("graded")
