@@ -1,11 +1,12 @@
 """The second hardening round's cases through the service (issue 17), as the batch command grades them.
 
 One server, one burst of uploads: every IPython-hook fixture of every assignment
-(``tests/fixtures/hostile_hooks.py``), the split answer cells of ``tests/engine/test_split_cells.py``,
-the stdout flood that hid a stderr write (``tests/engine/test_stderr_flood.py``) and an honest
-submission.  Each scores as its fixture says, with the message as text.  The broken notebooks a batch
-records as 0 (``tests/engine/test_batch_broken.py``) are refused at upload with the same sentence,
-and nothing is stored.  (The sandbox failing closed through the service's pipeline is in
+(``tests/fixtures/hostile_hooks.py``), the guard's refusals of ``tests/fixtures/claims.py``, the
+split answer cells of ``tests/engine/test_split_cells.py``, the stdout flood that hid a stderr write
+(``tests/engine/test_stderr_flood.py``) and an honest submission per assignment.  Each scores as its
+fixture says, with the message as text.  The broken notebooks a batch records as 0
+(``tests/engine/test_batch_broken.py``) are refused at upload with the same sentence, and nothing is
+stored.  (The sandbox failing closed through the service's pipeline is in
 ``tests/service/grading/test_pipeline.py``; trusted time in ``test_trusted_time.py``.)
 """
 
@@ -22,8 +23,8 @@ from grader import course
 from tests.engine import test_split_cells as splits
 from tests.engine import test_stderr_flood as flood
 from tests.engine.test_batch_broken import BROKEN
-from tests.fixtures import hostile_hooks
-from tests.fixtures.spec import SUBMISSIONS, Fixture
+from tests.fixtures import claims, hostile_hooks
+from tests.fixtures.spec import SUBMISSIONS, Fixture, build
 
 from ..conftest import Server, free_port, submit
 
@@ -48,6 +49,10 @@ def _uploads() -> list[Upload]:
         uploads.append(
             Upload(f"svc-{student}", flood.A, nbformat.writes(flood._flooding(student, then_stderr)).encode(), fails)
         )
+    for notebook in claims.NOTEBOOKS:  # the guard's refusals (gc walks, frames, ctypes.string_at)
+        fixture = notebook.fixture
+        data = nbformat.writes(build(claims.ASSIGNMENT, fixture)).encode()
+        uploads.append(Upload(f"svc-claims-{fixture.name}", claims.ASSIGNMENT, data, fixture.fails))
     for a in course.assignments():
         uploads.append(Upload(f"svc-{a}-honest", a, (SUBMISSIONS / a / "correct.ipynb").read_bytes(), {}))
     return uploads
