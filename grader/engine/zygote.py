@@ -80,12 +80,14 @@ class Warm:
 
         self.shell = create(Recorder())
         self._warm_tracebacks(checks, torch)
-        if course_root:
-            prime(self.shell, course_cells(course_root))
+        sources = course_cells(course_root) if course_root else []
+        if sources:
+            prime(self.shell, sources)
         self.hidden = sandbox.hidden_paths(course_root)
         from .guard import Guard
 
         self.guard = Guard(self.shell)  # the snapshot every kernel starts from (see guard.py)
+        self.guard.prime(sources)
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
