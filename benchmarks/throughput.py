@@ -13,6 +13,16 @@ the warm engine for one submission, and (unless ``--quick``) the service
 from upload to recorded grade.  Memory is sampled every 250 ms over each
 process tree: the largest single process (RSS) and the whole tree
 (proportional set size, PSS, so pages a fork shares count once).
+
+CPU time is that of each run's whole process tree, kernels included, from a
+cgroup of its own (``benchmarks/cpu.py``; machine-wide busy time where no
+cgroup can be made, and the table says so).  The warm engine and the
+physical limit run in a child process each, measured from after start-up.
+The limit is what grading these notebooks cannot go below with this design:
+per submission a kernel forked from the warm zygote into its sandbox, the
+very cells the engine ran (read from its autograded notebooks), sent in one
+message and run with plain ``exec``, and one SQLite transaction writing one
+row per test cell; the same number of kernels at a time as the engine.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.cpu import CpuGroup  # noqa: E402
 from grader import course  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "submissions"
@@ -137,59 +148,140 @@ class Run:
     cpu_seconds: float
     peak_process_kib: int
     peak_total_kib: int
+    cpu_source: str = ""
 
 
-def _timed(command: list[str], root: Path) -> Run:
-    before = busy_cpu_seconds()
+def _timed(command: list[str], root: Path, label: str) -> Run:
+    group = CpuGroup(label)
     started = time.monotonic()
     proc = subprocess.Popen(
-        command, cwd=root, env=course.environment(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command,
+        cwd=root,
+        env=course.environment(root),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=group.enter,
     )
     with MemorySampler(lambda: [proc.pid]) as memory:
         output, _ = proc.communicate()
     seconds = time.monotonic() - started
-    cpu = busy_cpu_seconds() - before
+    cpu = group.seconds()
+    group.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed:\n{output.decode(errors='replace')[-3000:]}")
-    return Run(seconds, cpu, memory.peak_process_kib, memory.peak_total_kib)
+    return Run(seconds, cpu, memory.peak_process_kib, memory.peak_total_kib, group.kind)
 
 
 def stock_batch(root: Path, assignment: str) -> Run:
-    return _timed([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"], root)
+    return _timed(
+        [str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment, "--create", "--force"], root, "stock"
+    )
 
 
 def engine_batch(root: Path, assignment: str, jobs: int) -> Run:
     grader = str(Path(sys.executable).parent / "grader")
-    return _timed([grader, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)], root)
+    return _timed([grader, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)], root, "engine")
 
 
-def engine_warm(root: Path, assignment: str, jobs: int) -> tuple[float, float]:
-    """(seconds, CPU seconds) to grade every submission with an engine that has already started: the service."""
+def _child(mode: str, *args: str) -> tuple[float, float, str]:
+    """(seconds, CPU seconds, CPU source) of ``mode`` run in a child process in a cgroup of its own,
+    both measured by the child from after its start-up."""
+    group = CpuGroup(mode)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", mode, *args],
+        env={**os.environ, **group.environment()},
+        preexec_fn=group.enter,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    group.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"the {mode} run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(figures["seconds"]), float(figures["cpu"]), group.kind
+
+
+def engine_warm(root: Path, assignment: str, jobs: int) -> tuple[float, float, str]:
+    """Every submission graded by an engine that has already started: the service."""
+    return _child("warm", str(root), assignment, str(jobs))
+
+
+def _warm_child(root: Path, assignment: str, jobs: int) -> dict[str, float]:
     from grader.engine.autograde import grade_many, submitted_students
     from grader.engine.engine import Engine
 
+    group = CpuGroup.inherited()
     with Engine(root) as engine:
-        cpu = busy_cpu_seconds()
+        cpu = group.mark() if group else 0.0
         started = time.monotonic()
         outcomes = grade_many(engine.config, assignment, submitted_students(root, assignment), jobs=jobs)
         seconds = time.monotonic() - started
-        used = busy_cpu_seconds() - cpu
+        used = (group.mark() if group else 0.0) - cpu
     if not all(o.ok for o in outcomes):
         raise SystemExit("the warm engine failed to grade a submission")
-    return seconds, used
+    return {"seconds": seconds, "cpu": used}
 
 
-def busy_cpu_seconds() -> float:
-    """CPU time the whole machine spent busy (all cores), from /proc/stat.
+def physical_limit(graded_root: Path, assignment: str, jobs: int, cell_timeout: int) -> tuple[float, float, str]:
+    """The same cells, the least work around them (see the module's docstring)."""
+    return _child("limit", str(graded_root), assignment, str(jobs), str(cell_timeout))
 
-    The zygote's kernels are reaped by the OS (SIGCHLD ignored), so no rusage
-    counts them; machine-wide time does, for both graders alike (run the
-    benchmark on an otherwise idle machine).
-    """
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+LIMIT_CELL = """import json as _json
+for _source in _json.loads({cells!r}):
+    try:
+        exec(compile(_source, "<cell>", "exec"), globals())
+    except BaseException:
+        pass
+"""
+
+
+def _limit_child(root: Path, assignment: str, jobs: int, cell_timeout: int) -> dict[str, float]:
+    import shutil as _shutil
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+    from nbgrader import utils
+
+    from grader.engine import kernel as kernels
+    from grader.engine.engine import Engine
+    from grader.isolation import kernel_environment
+
+    notebooks = []
+    for path in sorted((root / "autograded").glob(f"*/{assignment}/{assignment}.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+        tests = [str(c.metadata["nbgrader"]["grade_id"]) for c in nb.cells if utils.is_grade(c)]
+        notebooks.append((path.parts[-3], code, tests))
+    database = root / "limit.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE IF NOT EXISTS grade (student TEXT, cell TEXT, score REAL)")
+    group = CpuGroup.inherited()
+
+    def grade(zygote: kernels.Zygote, student: str, code: list[str], tests: list[str]) -> None:
+        private, workdir, home = kernels.sandbox()
+        try:
+            env = {**kernel_environment(str(home)), "NBGRADER_EXECUTION": "autograde"}
+            kernel = zygote.spawn(str(workdir), str(home), env, 0)
+            try:
+                kernel.execute(LIMIT_CELL.format(cells=json.dumps(code)), cell_timeout, 10.0)
+            finally:
+                kernel.close()
+        finally:
+            _shutil.rmtree(private, ignore_errors=True)
+        with sqlite3.connect(database) as db:  # one transaction: every grade row of the notebook
+            db.executemany("INSERT INTO grade VALUES (?, ?, ?)", [(student, t, 1.0) for t in tests])
+
+    with Engine(root) as engine:
+        cpu = group.mark() if group else 0.0
+        started = time.monotonic()
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda n: grade(engine.zygote, *n), notebooks))
+        seconds = time.monotonic() - started
+        used = (group.mark() if group else 0.0) - cpu
+    return {"seconds": seconds, "cpu": used, "notebooks": len(notebooks)}
 
 
 def stock_latencies(root: Path, assignment: str, students: list[str]) -> list[float]:
@@ -296,8 +388,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-samples", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="skip the service latency run")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)  # warm|limit ROOT ASSIGNMENT JOBS [TIMEOUT]
     args = parser.parse_args(argv)
     course.put_bin_on_path()
+    if args.child:
+        mode, root, assignment, jobs, *rest = args.child
+        if mode == "warm":
+            figures = _warm_child(Path(root), assignment, int(jobs))
+        else:
+            figures = _limit_child(Path(root), assignment, int(jobs), int(rest[0]))
+        print(json.dumps(figures))
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
         stock_root = build_course(Path(tmp) / "stock", args.assignment, args.n)
@@ -318,8 +419,10 @@ def main(argv: list[str] | None = None) -> int:
         warm_root = Path(tmp) / "warm"
         shutil.copytree(stock_root, warm_root, ignore=shutil.ignore_patterns("autograded", "gradebook.db"))
         course.generate_releases(warm_root, [args.assignment])
-        warm_seconds, warm_cpu = engine_warm(warm_root, args.assignment, args.jobs)
+        warm_seconds, warm_cpu, _ = engine_warm(warm_root, args.assignment, args.jobs)
         print(f"warm engine:              {warm_seconds:.1f} s", flush=True)
+        limit_seconds, limit_cpu, _ = physical_limit(engine_root, args.assignment, args.jobs, args.cell_timeout)
+        print(f"physical limit:           {limit_seconds:.1f} s", flush=True)
         expected = scores(stock_root, args.assignment)
         graded = [scores(root, args.assignment) for root in (engine_root, warm_root)]  # read each gradebook once
         differing = sorted(
@@ -337,38 +440,31 @@ def main(argv: list[str] | None = None) -> int:
     def ratio(stock_value: float, engine_value: float) -> str:
         return f"{stock_value / max(engine_value, 1e-9):.1f}x"
 
+    runs = [
+        ("stock nbgrader autograde, cold", stock.seconds, stock.cpu_seconds),
+        ("grader autograde, cold (start-up included)", engine.seconds, engine.cpu_seconds),
+        ("warm engine (as in the service)", warm_seconds, warm_cpu),
+        ("physical limit (fork, exec, one transaction)", limit_seconds, limit_cpu),
+    ]
+    width = max(len(r[0]) for r in runs)
+    print()
+    print(f"| {'':{width}} | wall s | submissions / s | CPU ms / submission | throughput x stock | CPU x limit |")
+    print(f"|{'-' * (width + 2)}|-------:|----------------:|--------------------:|-------------------:|------------:|")
+    for label, seconds, cpu in runs:
+        print(
+            f"| {label:{width}} | {seconds:6.1f} | {n / seconds:15.2f} | {1000 * cpu / n:19.0f} "
+            f"| {ratio(stock.seconds, seconds):>18} | {ratio(cpu, limit_cpu):>11} |"
+        )
+    print(f"CPU: each run's whole process tree, from {stock.cpu_source}; {os.cpu_count()} CPUs.")
+
     rows = [
-        (
-            "submissions / s, warm engine (as in the service)",
-            f"{n / stock.seconds:.2f}",
-            f"{n / warm_seconds:.2f}",
-            ratio(stock.seconds, warm_seconds),
-        ),
-        (
-            "CPU s / submission, warm engine",
-            f"{stock.cpu_seconds / n:.2f}",
-            f"{warm_cpu / n:.3f}",
-            ratio(stock.cpu_seconds, warm_cpu),
-        ),
-        (
-            "submissions / s, batch command from cold",
-            f"{n / stock.seconds:.2f}",
-            f"{n / engine.seconds:.2f}",
-            ratio(stock.seconds, engine.seconds),
-        ),
-        (
-            "CPU s / submission, batch command from cold",
-            f"{stock.cpu_seconds / n:.2f}",
-            f"{engine.cpu_seconds / n:.3f}",
-            ratio(stock.cpu_seconds, engine.cpu_seconds),
-        ),
         (
             "latency p50 / p95, one submission (s)",
             f"{_p(stock_lat, 0.5):.2f} / {_p(stock_lat, 0.95):.2f}",
             f"{_p(engine_lat, 0.5):.3f} / {_p(engine_lat, 0.95):.3f}",
             f"{_p(stock_lat, 0.5) / _p(engine_lat, 0.5):.0f}x",
         ),
-        ("peak RSS, largest process", _mib(stock.peak_process_kib), _mib(engine.peak_process_kib), ""),
+        ("peak RSS, largest process (cold batch)", _mib(stock.peak_process_kib), _mib(engine.peak_process_kib), ""),
         ("peak memory, all processes (PSS)", _mib(stock.peak_total_kib), _mib(engine.peak_total_kib), ""),
     ]
     if service is not None:
@@ -395,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
             "jobs": args.jobs,
             "stock": stock.__dict__,
             "engine": engine.__dict__,
+            "warm": {"seconds": warm_seconds, "cpu_seconds": warm_cpu},
+            "limit": {"seconds": limit_seconds, "cpu_seconds": limit_cpu},
             "stock_latency": stock_lat,
             "engine_latency": engine_lat,
             "service_latency": service[0] if service else None,

@@ -24,15 +24,21 @@ def test_a_tiny_benchmark_run_prints_the_table_and_identical_scores(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for row in (
-        "submissions / s, warm engine (as in the service)",
-        "CPU s / submission, warm engine",
-        "submissions / s, batch command from cold",
+        "| stock nbgrader autograde, cold ",
+        "| grader autograde, cold (start-up included) ",
+        "| warm engine (as in the service) ",
+        "| physical limit (fork, exec, one transaction) ",
         "latency p50 / p95, one submission (s)",
         "peak RSS, largest process",
         "peak memory, all processes (PSS)",
     ):
         assert row in proc.stdout
+    assert "| throughput x stock | CPU x limit |" in proc.stdout
+    assert "CPU: each run's whole process tree, from " in proc.stdout
     assert "scores identical: yes (52 test cells of 4 submissions" in proc.stdout
     data = json.loads(figures.read_text())
     assert data["identical"] is True and data["n"] == 4
     assert data["engine"]["seconds"] > 0 and data["stock"]["seconds"] > 0
+    assert data["warm"]["cpu_seconds"] > 0 and data["limit"]["cpu_seconds"] > 0
+    # the limit does less than the warm engine with the same cells: it cannot cost more CPU than it, by far
+    assert data["limit"]["cpu_seconds"] < 2 * data["warm"]["cpu_seconds"]
