@@ -252,7 +252,11 @@ def _limit_child(root: Path, assignment: str, jobs: int, cell_timeout: int) -> d
     notebooks = []
     for path in sorted((root / "autograded").glob(f"*/{assignment}/{assignment}.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        code = [c.source for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+        code = [  # what ForkExecute runs: nbclient's skip-execution tag (ps3's lesson demo) is honoured
+            c.source
+            for c in nb.cells
+            if c.cell_type == "code" and c.source.strip() and "skip-execution" not in c.metadata.get("tags", [])
+        ]
         tests = [str(c.metadata["nbgrader"]["grade_id"]) for c in nb.cells if utils.is_grade(c)]
         notebooks.append((path.parts[-3], code, tests))
     database = root / "limit.db"
