@@ -3,7 +3,10 @@
 Executes the notebook top to bottom in a fresh kernel (as the grader will)
 and reports every test cell: passed, or the error it raised.  Only the
 visible tests are in a student's notebook, so a pass here is necessary, not
-sufficient.
+sufficient.  A file that is not a notebook is refused with the sentence the
+service's upload would give (``NotANotebook``); the kernel talks to this
+process over Unix sockets in a private directory (no TCP port for other users
+of a shared machine, and no warning about one).
 """
 
 from __future__ import annotations
@@ -24,20 +27,25 @@ class CheckResult:
 
 
 def run(path: Path, timeout: float = 60) -> list[CheckResult]:
-    import nbformat
+    """Every test cell's result; ``NotANotebook`` (one sentence) for a file that is not a notebook."""
+    import tempfile
+
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    from . import kernel_logging
+    from . import kernel_logging, notebook_errors
 
-    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        allow_errors=True,
-        resources={"metadata": {"path": str(path.parent)}},
-        extra_arguments=[f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"],  # logging to stdout, as graded
-    )
-    client.execute()
+    nb = notebook_errors.read(path.read_bytes(), upgrade=True)
+    with tempfile.TemporaryDirectory(prefix="grader-check-") as private:
+        client = NotebookClient(
+            nb,
+            km=KernelManager(transport="ipc", ip=str(Path(private) / "kernel")),
+            timeout=timeout,
+            allow_errors=True,
+            resources={"metadata": {"path": str(path.parent)}},
+            extra_arguments=[f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"],  # logging to stdout, as graded
+        )
+        client.execute()
     results: list[CheckResult] = []
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -58,7 +66,15 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
     return results
 
 
+NO_TESTS = (
+    "This notebook has no test cells, so there is nothing to check: is it the assignment's notebook "
+    "(from `nbgrader fetch_assignment` or the course page), with its cells as released?"
+)
+
+
 def report(results: list[CheckResult]) -> str:
+    if not results:
+        return NO_TESTS
     lines = []
     for r in results:
         lines.append(f"  {'PASS' if r.passed else 'FAIL'} {r.name} ({r.points:g} points)")

@@ -9,7 +9,7 @@ import sys
 import sqlalchemy.exc
 
 from . import course
-from .errors import GraderError
+from .errors import GraderError, NotANotebook
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -126,9 +126,13 @@ def _check(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"grader check: {path} does not exist", file=sys.stderr)
         return 2
-    results = check.run(path)
+    try:
+        results = check.run(path)
+    except NotANotebook as error:
+        print(f"grader check: {path} is not a notebook this course can check: {error}", file=sys.stderr)
+        return 2
     print(check.report(results))
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if results and all(r.passed for r in results) else 1
 
 
 def _roster(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course
+from grader import check, course
 from grader.service.records.store import Store
 
 GRADER = str(Path(sys.executable).parent / "grader")
@@ -42,6 +42,36 @@ def test_check_passes_a_correct_notebook_and_refuses_a_missing_file(tmp_path: Pa
     assert proc.returncode == 0 and "16/16 visible test cells pass" in proc.stdout
     missing = run("check", str(tmp_path / "nope.ipynb"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("homework.py", b"def describe(t):\n    return {}\n", "the file is not valid JSON"),
+        ("empty.ipynb", b"", "the file is empty (0 bytes)"),
+        ("cut.ipynb", (FIXTURES / "ps1_tensors" / "correct.ipynb").read_bytes()[:500], "it ends early, as if cut off"),
+    ],
+)
+def test_check_on_a_file_that_is_not_a_notebook_answers_with_one_sentence(
+    tmp_path: Path, name: str, data: bytes, says: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    proc = run("check", str(path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if not line.startswith("grader: course ")]
+    assert line.startswith(f"grader check: {path} is not a notebook this course can check: ") and says in line, line
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_check_on_a_notebook_without_test_cells_says_so_and_no_kernel_warning_is_shown(tmp_path: Path) -> None:
+    path = tmp_path / "scratch.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), path)
+    proc = run("check", str(path))
+    assert proc.returncode == 1 and "0/0" not in proc.stdout
+    assert proc.stdout.strip() == check.NO_TESTS
+    assert "without encryption" not in proc.stderr and "TCP" not in proc.stderr, proc.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name != "scratch.ipynb"], "check left files next to the notebook"
 
 
 def test_check_agrees_with_the_graders_on_logging_and_warnings(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ templates.env.globals["charts"] = charts
 templates.env.filters["when"] = lambda value: "" if value is None else f"{value:%Y-%m-%d %H:%M} UTC"
 templates.env.filters["pts"] = lambda value: "–" if value is None else f"{value:g}"
 templates.env.filters["pct"] = lambda value: f"{100 * value:.0f}%"
+templates.env.filters["counted"] = lambda n, word: f"{n} {word if n == 1 else word + 's'}"  # 1 student, 2 students
 
 GRADEBOOK_SORTS = ("student", "total")
 
@@ -123,7 +124,10 @@ async def assignment_page(request: Request) -> Response:
 async def student_page(request: Request) -> Response:
     user = sessions.staff(request)
     student = request.path_params["student"]
-    return _render(request, "student.html", user=user, **_history(request, student, staff=True))
+    history = _history(request, student, staff=True)
+    if not history["attempts"] and student not in stats.course(request.app.state.config)[1]:
+        raise NotFound(f"no student {student!r}: not on the roster and no submissions")
+    return _render(request, "student.html", user=user, **history)
 
 
 def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import io
 import json
 import re
 import zipfile
+from html import unescape
 from pathlib import Path
 
 import httpx
@@ -337,3 +338,28 @@ def test_due_dates_extensions_and_the_late_policy_are_set_from_the_page(
     expected = percent_per_day_penalty(graded["score"], late_s, 1.0, 0.0, "hour", 100.0)
     assert graded["late_penalty"] == pytest.approx(expected) and 0 < expected < graded["score"] * 0.3
     (server.root / "late_policy.json").unlink()
+
+
+def test_counts_are_singular_for_one() -> None:
+    """ "1 student graded", never "1 students" (issue 19), on every page that counts."""
+    from grader.service.web.pages import templates
+
+    counted = templates.env.from_string(
+        "{{ 0|counted('student') }}, {{ 1|counted('student') }}, {{ 2|counted('student') }}"
+    )
+    assert counted.render() == "0 students, 1 student, 2 students"
+    folder = Path(__file__).resolve().parents[3] / "grader" / "service" / "web" / "templates"
+    for template in folder.glob("*.html"):
+        text = template.read_text()
+        assert not re.search(r"\}\}\s+(students|submissions)\b", text), f"{template.name}: a count without |counted"
+
+
+def test_an_unknown_student_is_a_404_page_not_an_empty_history(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    with browser(server, tokens["ta"]) as client:
+        unknown = client.get("/admin/students/nobody-at-all")
+        known = client.get("/admin/students/bob")
+    assert unknown.status_code == 404, unknown.text[:500]
+    assert "no student 'nobody-at-all': not on the roster and no submissions" in unescape(unknown.text)
+    assert "No submissions yet" not in unknown.text
+    assert known.status_code == 200
