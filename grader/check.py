@@ -30,16 +30,18 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
     """Every test cell's result; ``NotANotebook`` (one sentence) for a file that is not a notebook."""
     import tempfile
 
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
     from . import kernel_logging, notebook_errors
 
     nb = notebook_errors.read(path.read_bytes(), upgrade=True)
+    kernel_name = nb.metadata.get("kernelspec", {}).get("name") or "python3"  # as nbclient picks it
     with tempfile.TemporaryDirectory(prefix="grader-check-") as private:
+        manager = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(private) / "kernel"))
         client = NotebookClient(
             nb,
-            km=KernelManager(transport="ipc", ip=str(Path(private) / "kernel")),
+            km=manager,
             timeout=timeout,
             allow_errors=True,
             resources={"metadata": {"path": str(path.parent)}},
