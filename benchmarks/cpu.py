@@ -82,14 +82,11 @@ class CpuGroup:
         return int(stat["usage_usec"]) / 1e6
 
     def seconds(self) -> float:
-        """CPU seconds used by the group's processes (living and exited) since the group was made."""
+        """CPU seconds used by the group's processes (living and exited) since the group was made
+        (subtract two readings to measure part of a run)."""
         if self.path is None:
             return busy_cpu_seconds() - self._start
         return self._usage() - self._start
-
-    def mark(self) -> float:
-        """The counter now: subtract two marks to measure part of a run."""
-        return self.seconds()
 
     def close(self) -> None:
         """Remove the group (its processes must have exited or moved)."""

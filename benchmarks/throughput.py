@@ -213,11 +213,11 @@ def _warm_child(root: Path, assignment: str, jobs: int) -> dict[str, float]:
 
     group = CpuGroup.inherited()
     with Engine(root) as engine:
-        cpu = group.mark() if group else 0.0
+        cpu = group.seconds() if group else 0.0
         started = time.monotonic()
         outcomes = grade_many(engine.config, assignment, submitted_students(root, assignment), jobs=jobs)
         seconds = time.monotonic() - started
-        used = (group.mark() if group else 0.0) - cpu
+        used = (group.seconds() if group else 0.0) - cpu
     if not all(o.ok for o in outcomes):
         raise SystemExit("the warm engine failed to grade a submission")
     return {"seconds": seconds, "cpu": used}
@@ -279,12 +279,12 @@ def _limit_child(root: Path, assignment: str, jobs: int, cell_timeout: int) -> d
             db.executemany("INSERT INTO grade VALUES (?, ?, ?)", [(student, t, 1.0) for t in tests])
 
     with Engine(root) as engine:
-        cpu = group.mark() if group else 0.0
+        cpu = group.seconds() if group else 0.0
         started = time.monotonic()
         with ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda n: grade(engine.zygote, *n), notebooks))
         seconds = time.monotonic() - started
-        used = (group.mark() if group else 0.0) - cpu
+        used = (group.seconds() if group else 0.0) - cpu
     return {"seconds": seconds, "cpu": used, "notebooks": len(notebooks)}
 
 
