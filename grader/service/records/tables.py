@@ -27,6 +27,8 @@ tokens = sa.Table(
     sa.Column("user_id", sa.String(128), sa.ForeignKey("grader_users.id"), nullable=False, index=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("revoked_at", sa.DateTime, nullable=True),
+    sa.Column("label", sa.String(128), nullable=False, server_default=""),  # what it is for ("serve", "roster")
+    sa.Column("expires_at", sa.DateTime, nullable=True),  # None: until revoked
 )
 submissions = sa.Table(
     "grader_submissions",

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from grader.service import config
 from grader.service.queue import broker, leases
+from grader.service.records import schema
 
 from ..conftest import fixture_bytes, submit
 from .cluster import BIN, Cluster, slow, start_cluster
@@ -256,10 +257,10 @@ def test_worker_refuses_a_database_whose_schema_is_behind(cluster: Cluster) -> N
         )
     finally:
         with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE grader_alembic_version SET version_num = '0002'"))
+            conn.execute(sa.text("UPDATE grader_alembic_version SET version_num = :head"), {"head": schema.head()})
         engine.dispose()
     assert run.returncode == 2
-    assert "is at schema revision 0001, this grader needs 0002" in run.stderr
+    assert f"is at schema revision 0001, this grader needs {schema.head()}" in run.stderr
 
 
 def test_late_policy_set_on_the_dashboard_reaches_every_worker(cluster: Cluster) -> None:
