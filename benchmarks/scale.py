@@ -15,6 +15,11 @@ first upload to last recorded grade), latency from upload to recorded grade
 status requests during the burst (p50/p99), and the speed-up of 2 workers
 over 1.  Stock ``nbgrader autograde`` grades a sample of the same notebooks in
 the same run, for scale.
+
+Then the SQL of one job: a worker's pipeline, in this process, grades ``--sql-jobs``
+of the same notebooks against a PostgreSQL of its own, and every statement and
+commit on any connection is counted, per stage (``pipeline.STAGES``) and in all.
+These counts do not depend on the machine's load; ``--sql-only`` prints just them.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ sys.path.insert(0, str(REPO))
 import sqlalchemy as sa  # noqa: E402
 
 from grader import course  # noqa: E402
-from tests.service.queue.cluster import start_cluster  # noqa: E402
+from tests.service.queue.cluster import Postgres, start_cluster  # noqa: E402
 
 A = "ps1_tensors"
 FIXTURES = REPO / "tests" / "fixtures" / "submissions" / A
@@ -201,6 +206,91 @@ def table(runs: list[Run], stock_s: float, sample: int) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Sql:
+    jobs: int
+    statements: dict[str, float]  # per job, by stage
+    commits: dict[str, float]
+
+
+def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
+    """Statements and commits per job of a worker's pipeline on PostgreSQL (after one warm-up job)."""
+    from collections import Counter
+
+    from sqlalchemy import event
+
+    from grader.service import config as service_config
+    from grader.service.grading import intake, pipeline
+    from grader.service.queue import leases
+    from grader.service.records.store import Store
+
+    postgres = Postgres()
+    base = Path(tempfile.mkdtemp(prefix="grader-scale-sql-"))
+    stage = ["outside"]
+    statements: Counter[str] = Counter()
+    commits: Counter[str] = Counter()
+
+    def on_statement(*args: object) -> None:
+        statements[stage[0]] += 1
+
+    def on_commit(*args: object) -> None:
+        commits[stage[0]] += 1
+
+    stages = pipeline.STAGES
+    counted = tuple(
+        pipeline.Stage(s.name, lambda run, s=s: (stage.__setitem__(0, s.name), s.run(run), stage.__setitem__(0, "job")))
+        for s in stages
+    )
+    try:
+        root = course.copy_course(base / "course")
+        config = service_config.load(root, db_url=postgres.url())
+        course.generate_releases(root, [A], db_url=config.db_url)
+        store = Store(config.db_url, create=True)
+        pipeline.STAGES = counted
+        with config.engine() as engine:
+            run = pipeline.Pipeline(store, config, engine, ())
+            for i in range(jobs + 1):
+                if i == 1:  # the first job fills the process's caches: count from the second
+                    statements.clear()
+                    commits.clear()
+                    event.listen(sa.engine.Engine, "before_cursor_execute", on_statement)
+                    event.listen(sa.engine.Engine, "commit", on_commit)
+                stage[0] = "intake"
+                intake.accept(store, config, f"q{i:04d}", A, bodies[i % len(bodies)])
+                stage[0] = "claim"
+                job = leases.claim(store, None, "bench", None, config.max_attempts)
+                assert job is not None
+                stage[0] = "job"  # the job's own reads before and after the stages
+                run.grade_job(job)
+    finally:
+        pipeline.STAGES = stages
+        if event.contains(sa.engine.Engine, "before_cursor_execute", on_statement):
+            event.remove(sa.engine.Engine, "before_cursor_execute", on_statement)
+            event.remove(sa.engine.Engine, "commit", on_commit)
+        postgres.close()
+        shutil.rmtree(base, ignore_errors=True)
+    order = ["intake", "claim", "job", *(s.name for s in stages)]
+    return Sql(
+        jobs,
+        {k: statements[k] / jobs for k in order if statements[k]},
+        {k: commits[k] / jobs for k in order if commits[k]},
+    )
+
+
+def sql_table(sql: Sql) -> str:
+    names = list(dict.fromkeys([*sql.statements, *sql.commits]))
+    lines = [
+        f"SQL per job on PostgreSQL (a worker's pipeline in process, mean of {sql.jobs} jobs):",
+        "",
+        "| stage | statements | commits |",
+        "|---|---|---|",
+    ]
+    for name in names:
+        lines.append(f"| {name} | {sql.statements.get(name, 0):.1f} | {sql.commits.get(name, 0):.1f} |")
+    lines.append(f"| **all** | **{sum(sql.statements.values()):.1f}** | **{sum(sql.commits.values()):.1f}** |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1000, help="submissions per run (default 1000)")
@@ -210,9 +300,14 @@ def main() -> int:
         "--concurrency", type=int, default=0, help="kernels at a time per worker (default: the worker's own default)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--sql-jobs", type=int, default=20, help="jobs whose SQL is counted (default 20)")
+    parser.add_argument("--sql-only", action="store_true", help="only count the SQL of a job")
     args = parser.parse_args()
     course.put_bin_on_path()
     bodies = notebooks()
+    if args.sql_only:
+        print(sql_table(sql_per_job(args.sql_jobs, bodies)))
+        return 0
     print(f"{args.n} submissions of {A} ({len(bodies)} fixture notebooks, cycling) from {CLIENTS} clients", flush=True)
     runs = []
     for workers in (int(n) for n in args.workers.split(",")):
@@ -220,10 +315,14 @@ def main() -> int:
         print(f"  {workers} worker(s): {run.per_second:.2f} graded/s", flush=True)
         runs.append(run)
     stock_s = stock(args.stock, bodies)
+    sql = sql_per_job(args.sql_jobs, bodies)
     print()
     print(table(runs, stock_s, args.stock))
+    print()
+    print(sql_table(sql))
     if args.json:
-        args.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "stock_s_per_submission": stock_s}))
+        figures = {"runs": [asdict(r) for r in runs], "stock_s_per_submission": stock_s, "sql": asdict(sql)}
+        args.json.write_text(json.dumps(figures))
     return 0
 
 

@@ -29,7 +29,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from .. import course, notebook_errors, output_limit
 from ..errors import ConfigurationError
-from . import bulk, inprocess
+from . import bulk, inprocess, rows
 from .kernel import Zygote
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
 
@@ -76,6 +76,7 @@ class Outcome:
     reason: str = ""  # for INFRASTRUCTURE and DATABASE: what failed; for a zeroed INCOMPLETE: why
     stopped: Stop = Stop.NONE
     zeroed: bool = False  # INCOMPLETE, its notebook unreadable: recorded in the gradebook as 0 (``reason`` says why)
+    grades: tuple[rows.NotebookGrades, ...] = ()  # COMPLETED: the rows nbgrader wrote, per notebook (``rows``)
 
     @property
     def ok(self) -> bool:
@@ -207,6 +208,7 @@ def _grade_one(
     unreadable: dict[str, str] = {}
     zeroed = False
     report.reset()
+    rows.noted.reset()
     try:
         with bookkeeping():
             coursedir = CourseDirectory(config=config, log=log)
@@ -248,7 +250,11 @@ def _grade_one(
         status, reason = Status.INCOMPLETE, _why(unreadable)
     else:
         status, reason = (Status.COMPLETED if ok else Status.INCOMPLETE), ""
-    return Outcome(student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped), zeroed)
+    written = rows.noted.complete() if status is Status.COMPLETED else ()
+    rows.noted.reset()  # the notebooks are the caller's now; the thread keeps no reference to them
+    return Outcome(
+        student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped), zeroed, written
+    )
 
 
 LOCKS = ".locks"  # under autograded/: one lock file per student, named by a hash of the student's id

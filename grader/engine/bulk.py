@@ -9,7 +9,9 @@ bookkeeping.  These subclasses run nbgrader's own code unchanged (its
 against a view of the gradebook that answers those lookups from a few queries
 made up front, and commits once at the end.  The rows they write are the
 same; the engine's tests compare every fixture's gradebook with stock
-``nbgrader autograde``'s.
+``nbgrader autograde``'s.  ``RecordedLatePenalties`` is nbgrader's
+``AssignLatePenalties`` as it is; with ``BulkSaveAutoGrades`` it notes what was
+written (``rows``), so that the caller need not read it back.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ from typing import Any
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
-from nbgrader.api import BaseCell, Comment, Grade, Gradebook, MissingEntry
-from nbgrader.preprocessors import OverwriteCells, SaveAutoGrades
+from nbgrader.api import BaseCell, Comment, Grade, Gradebook, GradeCell, MissingEntry, TaskCell
+from nbgrader.preprocessors import AssignLatePenalties, OverwriteCells, SaveAutoGrades
+from sqlalchemy.orm import with_polymorphic
+
+from . import rows
 
 REPLACES = {
     "nbgrader.preprocessors.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
     "nbgrader.preprocessors.overwritecells.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
     "nbgrader.preprocessors.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties": "grader.engine.bulk.RecordedLatePenalties",
+    "nbgrader.preprocessors.latesubmissions.AssignLatePenalties": "grader.engine.bulk.RecordedLatePenalties",
 }
 
 
@@ -52,26 +59,51 @@ class _Prefetched:
         self._graded: dict[tuple[str, str, str], Any] = {}
         self._grades: dict[tuple[str, str, str, str], Any] = {}  # (cell, notebook, assignment, student)
         self._comments: dict[tuple[str, str, str, str], Any] = {}
-        self._notebooks: set[tuple[str, str]] = set()
+        self._notebooks: dict[tuple[str, str], Any] = {}  # find_notebook's answers (None: missing)
+        self._loaded: set[tuple[str, str]] = set()
+        self._cells: dict[tuple[str, str], list[Any]] = {}
         self._submissions: set[tuple[str, str, str]] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._gradebook, name)
 
-    # instructor's cells: one query per kind for the whole notebook
+    # instructor's cells: one query for the notebook, one for its source cells, one for its graded cells
+    def _notebook(self, notebook: str, assignment: str) -> Any | None:
+        key = (notebook, assignment)
+        if key not in self._notebooks:
+            try:
+                self._notebooks[key] = self._gradebook.find_notebook(notebook, assignment)
+            except MissingEntry:
+                self._notebooks[key] = None
+        return self._notebooks[key]
+
     def _load_notebook(self, notebook: str, assignment: str) -> None:
-        if (notebook, assignment) in self._notebooks:
+        if (notebook, assignment) in self._loaded:
             return
-        self._notebooks.add((notebook, assignment))
-        try:
-            found = self._gradebook.find_notebook(notebook, assignment)
-        except MissingEntry:
+        self._loaded.add((notebook, assignment))
+        found = self._notebook(notebook, assignment)
+        if found is None:
             return
         for cell in found.source_cells:
             self._source[(cell.name, notebook, assignment)] = cell
+        graded = self.graded_cells(notebook, assignment)
         # find_graded_cell looks for a grade cell first, then a task cell of that name
-        for cell in list(found.task_cells) + list(found.grade_cells):
+        for cell in [c for c in graded if isinstance(c, TaskCell)] + [c for c in graded if isinstance(c, GradeCell)]:
             self._graded[(cell.name, notebook, assignment)] = cell
+
+    def graded_cells(self, notebook: str, assignment: str) -> list[Any]:
+        """The notebook's grade and task cells with their own columns, in one query (loading them through
+        ``Notebook.grade_cells`` costs one more query per cell, for ``max_score``), in the gradebook's order."""
+        key = (notebook, assignment)
+        if key not in self._cells:
+            found = self._notebook(notebook, assignment)
+            if found is None:
+                self._cells[key] = []
+            else:
+                cells = with_polymorphic(BaseCell, [GradeCell, TaskCell])
+                query = self._gradebook.db.query(cells).filter(cells.notebook_id == found.id)
+                self._cells[key] = [c for c in query.all() if isinstance(c, (GradeCell, TaskCell))]
+        return self._cells[key]
 
     def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
         self._load_notebook(notebook, assignment)
@@ -145,19 +177,48 @@ class BulkOverwriteCells(OverwriteCells):  # type: ignore[misc]
 
 
 class BulkSaveAutoGrades(SaveAutoGrades):  # type: ignore[misc]
-    """``SaveAutoGrades``, finding a notebook's grades and comments in bulk and committing once."""
+    """``SaveAutoGrades``, finding a notebook's grades and comments in bulk and committing once; it notes
+    the rows it wrote (``rows.noted``)."""
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         self.notebook_id = resources["nbgrader"]["notebook"]
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
         self.db_url = resources["nbgrader"]["db_url"]
+        self._scores: dict[str, float] = {}
         gradebook = Gradebook(self.db_url)
         with gradebook:
-            self.gradebook = _Prefetched(gradebook)
+            self.gradebook = prefetched = _Prefetched(gradebook)
             try:
                 nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
-            finally:
+                cells = tuple(
+                    rows.CellGrade(c.name, float(c.max_score), str(c.cell_type), self._scores.get(c.name))
+                    for c in prefetched.graded_cells(self.notebook_id, self.assignment_id)
+                    if isinstance(c, GradeCell)
+                )
                 gradebook.db.commit()  # what the stock per-cell commits would have stored by now
+            finally:
                 self.gradebook = gradebook
+        rows.noted.scores(self.notebook_id, cells, nb)
         return nb, resources
+
+    def _add_score(self, cell: NotebookNode, resources: ResourcesDict) -> None:
+        super()._add_score(cell, resources)
+        name = cell.metadata["nbgrader"]["grade_id"]
+        grade = self.gradebook.find_grade(name, self.notebook_id, self.assignment_id, self.student_id)
+        self._scores[name] = rows.grade_score(grade.manual_score, grade.auto_score, grade.extra_credit)
+
+
+class RecordedLatePenalties(AssignLatePenalties):  # type: ignore[misc]
+    """nbgrader's ``AssignLatePenalties``, unchanged, noting the penalty it stored (``rows.noted``)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        self._stored = 0.0  # what the gradebook holds when no penalty applies: None, read as 0
+        nb, resources = super().preprocess(nb, resources)
+        rows.noted.late_penalty(self.notebook_id, self._stored)
+        return nb, resources
+
+    def _check_late_penalty(self, notebook: Any, penalty: float) -> float:
+        checked = super()._check_late_penalty(notebook, penalty)
+        self._stored = float(checked)
+        return checked  # type: ignore[no-any-return]

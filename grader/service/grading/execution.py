@@ -105,7 +105,10 @@ def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_
         raise InfrastructureError(f"{where}: {outcome.reason}")
     if outcome.status is Status.INCOMPLETE or not notebook.exists():
         return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
-    return Execution(notebook=notebook, log=log, problem=_problem(config, outcome.stopped), completed=True)
+    written = next((g for g in outcome.grades if g.notebook == notebook_name), None)
+    return Execution(
+        notebook=notebook, log=log, problem=_problem(config, outcome.stopped), completed=True, written=written
+    )
 
 
 def _problem(config: ServiceConfig, stopped: Stop) -> str:

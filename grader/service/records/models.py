@@ -6,6 +6,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...engine.rows import NotebookGrades
+
 
 @dataclass(frozen=True)
 class User:
@@ -60,6 +62,7 @@ class Execution:
     log: str
     problem: str = ""  # a student-facing reason when the run did not complete normally
     completed: bool = False  # nbgrader completed the run, so it wrote this attempt's gradebook rows
+    written: NotebookGrades | None = None  # those rows and the autograded notebook, as nbgrader wrote them
 
 
 @dataclass(frozen=True)
