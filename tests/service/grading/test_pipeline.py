@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from grader import course
-from grader.engine.engine import Engine
 from grader.errors import ConfigurationError, InfrastructureError
 from grader.service import config as service_config
 from grader.service import hooks
@@ -27,17 +23,12 @@ from grader.service.records.models import Recorded
 from grader.service.records.store import Store
 
 from ..conftest import fixture_bytes
+from .course import Graded, started
 
 A = "ps2_autograd"
 
 
-@dataclass
-class Course:
-    root: Path
-    config: ServiceConfig
-    store: Store
-    engine: Engine
-
+class Course(Graded):
     def pipeline(self, *after_record: Any, **overrides: Any) -> Pipeline:
         config = self.config if not overrides else service_config.load(self.root, **overrides)
         return Pipeline(self.store, config, self.engine, after_record)
@@ -53,12 +44,8 @@ class Course:
 
 @pytest.fixture(scope="module")
 def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Course]:
-    root = course.copy_course(tmp_path_factory.mktemp("pipeline") / "course")
-    course.generate_releases(root, names=[A])
-    config = service_config.load(root)
-    store = Store(config.db_url, create=True)
-    with config.engine() as engine:
-        yield Course(root, config, store, engine)
+    with started(tmp_path_factory.mktemp("pipeline"), A) as graded:
+        yield Course(graded.root, graded.config, graded.store, graded.engine)
 
 
 def _gradebook_points(config: ServiceConfig, student: str) -> dict[str, float]:

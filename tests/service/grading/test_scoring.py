@@ -11,38 +11,29 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from grader import course
-from grader.engine.engine import Engine
-from grader.service import config as service_config
 from grader.service.config import ServiceConfig
 from grader.service.grading import execution, intake, scoring
 from grader.service.records.models import Execution, Grade, Submission
-from grader.service.records.store import Store
 
 from ..conftest import fixture_bytes
+from .course import Graded, started
 
 A = "ps2_autograd"
 NOTEBOOK = "ps2_autograd"
 
 
-@dataclass
-class Course:
-    root: Path
-    config: ServiceConfig
-    store: Store
-    engine: Engine
-
+class Course(Graded):
     def run(self, student: str, fixture: str) -> tuple[Submission, Execution]:
         accepted = intake.accept(self.store, self.config, student, A, fixture_bytes(A, fixture), confirm_late=True)
         submission = self.store.submission(accepted.id)
         assert submission is not None
-        return submission, execution.run(self.config, self.engine, submission, NOTEBOOK, self.store.notebook(submission))
+        return submission, execution.run(
+            self.config, self.engine, submission, NOTEBOOK, self.store.notebook(submission)
+        )
 
     def both(self, submission: Submission, ran: Execution) -> tuple[Grade, Grade]:
         assert ran.completed and ran.written is not None
@@ -53,12 +44,8 @@ class Course:
 
 @pytest.fixture(scope="module")
 def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Course]:
-    root = course.copy_course(tmp_path_factory.mktemp("scoring") / "course")
-    course.generate_releases(root, names=[A])
-    config = service_config.load(root)
-    store = Store(config.db_url, create=True)
-    with config.engine() as engine:
-        yield Course(root, config, store, engine)
+    with started(tmp_path_factory.mktemp("scoring"), A) as graded:
+        yield Course(graded.root, graded.config, graded.store, graded.engine)
 
 
 def _set_due(config: ServiceConfig, due: dt.datetime | None) -> None:
