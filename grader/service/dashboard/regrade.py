@@ -12,16 +12,26 @@ and the final score (raw score less the late penalty), with what is recorded.
 Nothing of the course, its gradebook or the service's records is written. Applying queues those
 attempts for the service's workers, which grade them against the course's gradebook: run
 ``grader release ASSIGNMENT`` after editing the tests, so the gradebook holds the new ones.
+
+From the page a dry run runs in the background (``Runs``): its page, and a JSON status route, say
+how far it has got (``Progress``: the stage, and attempts graded of all, from ``grader autograde``'s
+own progress lines) until the diff is ready.
 """
 
 from __future__ import annotations
 
+import re
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ... import course
 from ...errors import NotFound
@@ -58,19 +68,69 @@ class DryRun:
         return tuple(c for c in self.changes if c.delta != 0 or c.changed_tests)
 
 
-def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None) -> DryRun:
-    """Grade every counting attempt of ``assignment`` with the course's current tests, writing nothing."""
-    import time
+@dataclass
+class Progress:
+    """How far a dry run has got, for the page that shows it while it runs (``Runs``)."""
 
+    assignment: str
+    stage: str = "starting"
+    done: int = 0  # attempts graded so far
+    total: int = 0  # attempts to grade
+    started: float = field(default_factory=time.monotonic)
+    result: DryRun | None = None
+    error: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None or bool(self.error)
+
+    @property
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
+
+    def line(self) -> str:
+        """The progress in words: what the page and the status route say."""
+        if self.error:
+            return f"The dry run failed: {self.error}"
+        if self.result is not None:
+            return f"Done: graded {self.total} attempt(s) in {self.result.seconds:.1f} s."
+        if self.stage == "grading":
+            return f"Grading: {self.done} of {self.total} attempt(s) graded ({self.seconds:.0f} s so far)."
+        return f"{self.stage[:1].upper()}{self.stage[1:]} ({self.seconds:.0f} s so far)."
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "assignment": self.assignment,
+            "stage": "failed" if self.error else "done" if self.result is not None else self.stage,
+            "done": self.done,
+            "total": self.total,
+            "seconds": round(self.seconds, 1),
+            "finished": self.finished,
+            "message": self.line(),
+        }
+
+
+def dry_run(
+    store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None, progress: Progress | None = None
+) -> DryRun:
+    """Grade every counting attempt of ``assignment`` with the course's current tests, writing nothing.
+
+    ``progress``, if given, is kept up to date as it goes (its stage, and attempts graded of all).
+    """
     if assignment not in course.assignments(config.course_root):
         raise NotFound(f"no assignment {assignment!r} in {config.course_root / 'source'}")
+    progress = progress or Progress(assignment)
     started = time.monotonic()
     attempts = select(store, config, assignment=assignment)
+    progress.total = len(attempts)
     scratch = Path(tempfile.mkdtemp(prefix="grader-regrade-"))
     try:
+        progress.stage = "copying the course into a scratch directory"
         root = course.copy_course(scratch / "course", config.course_root)
+        progress.stage = "releasing the current tests in the scratch copy"
         course.generate_releases(root, [assignment])
         _copy_deadlines(config.db_url, course.gradebook_url(root), assignment)
+        progress.stage = f"placing {len(attempts)} attempt(s) to grade"
         for submission in attempts:
             data = store.notebook(submission)
             course.place_notebook(root, submission.student, assignment, data, submission.received_at)
@@ -78,7 +138,13 @@ def dry_run(store: Store, config: ServiceConfig, assignment: str, jobs: int | No
         penalties: dict[str, float] = {}
         problem = ""
         if attempts:
-            problem = _autograde(root, assignment, jobs)
+            progress.stage = "grading"
+
+            def seen(done: int) -> None:
+                progress.done = done
+
+            problem = _autograde(root, assignment, jobs, seen)
+            progress.stage = "comparing the scores"
             for row in course.cell_scores(root, assignment):
                 graded.setdefault(row.student, {})[row.grade_id] = row.score
             penalties = _penalties(course.gradebook_url(root), assignment)
@@ -131,20 +197,83 @@ def _penalties(scratch_url: str, assignment: str) -> dict[str, float]:
         }
 
 
-def _autograde(root: Path, assignment: str, jobs: int | None) -> str:
+PROGRESS_LINE = re.compile(r"\] (\d+)/(\d+) ")  # grader autograde's progress on a log: "[###...] 2/3  0.4/s ..."
+
+
+def _autograde(root: Path, assignment: str, jobs: int | None, seen: Callable[[int], None] | None = None) -> str:
     """``grader autograde`` on the scratch course, in a process of its own; what went wrong, if anything.
 
     Its own process: nbgrader's converters change the process's working directory while they
     run, which must not happen in the service beside its own gradings (nor leave the service in
-    the scratch directory once it is removed).
+    the scratch directory once it is removed). ``seen`` hears how many attempts it has graded so
+    far, from the progress lines it writes.
     """
     command = [str(Path(sys.executable).parent / "grader"), "autograde", assignment, "--course", str(root)]
     if jobs:
         command += ["--jobs", str(jobs)]
-    done = subprocess.run(command, env=course.environment(root), capture_output=True, text=True, check=False)
-    if done.returncode == 0:
+    output: list[str] = []
+    with subprocess.Popen(
+        command,
+        env=course.environment(root),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            found = PROGRESS_LINE.search(line)
+            if found and seen is not None:
+                seen(int(found.group(1)))
+        returncode = process.wait()
+    if returncode == 0:
         return ""
-    return f"the dry run's grading failed (exit {done.returncode}): {(done.stdout + done.stderr)[-500:]}"
+    return f"the dry run's grading failed (exit {returncode}): {''.join(output)[-500:]}"
+
+
+class Runs:
+    """Dry runs started from the page, each in a thread of its own, looked up by an unguessable id.
+
+    One at a time per assignment: asking again while one runs gives that one. The latest few finished
+    runs are kept, so that their page can still be shown.
+    """
+
+    KEEP = 20
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, Progress] = {}
+
+    def start(self, store: Store, config: ServiceConfig, assignment: str, jobs: int | None = None) -> str:
+        if assignment not in course.assignments(config.course_root):
+            raise NotFound(f"no assignment {assignment!r} in {config.course_root / 'source'}")
+        with self._lock:
+            for ident, running in self._runs.items():
+                if running.assignment == assignment and not running.finished:
+                    return ident
+            ident = secrets.token_urlsafe(12)
+            progress = Progress(assignment)
+            self._runs[ident] = progress
+            for old in [k for k, p in self._runs.items() if p.finished][: max(0, len(self._runs) - self.KEEP)]:
+                del self._runs[old]
+
+        def work() -> None:
+            try:
+                progress.result = dry_run(store, config, assignment, jobs, progress)
+            except Exception as error:  # shown on the run's page: nothing else is waiting for it
+                progress.error = str(error) or type(error).__name__
+
+        threading.Thread(target=work, name=f"dry-run-{assignment}", daemon=True).start()
+        return ident
+
+    def get(self, ident: str) -> Progress | None:
+        with self._lock:
+            return self._runs.get(ident)
+
+
+RUNS = Runs()
 
 
 def apply(store: Store, config: ServiceConfig, assignment: str) -> int:

@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import sqlalchemy as sa
+
 from ..config import ServiceConfig
 from ..records.models import Submission, TestResult
 from ..records.store import Store
-from ..records.tables import now
+from ..records.tables import jobs, now, submissions
 from ..rules import deadlines
 from ..rules.counting import counting, final_score
 
@@ -271,7 +273,7 @@ def over_time(
 class QueueReport:
     counts: dict[str, int]
     failed: tuple[tuple[int, int, str, str, dt.datetime | None], ...]  # job, submission, student/assignment, error
-    latencies: tuple[float, ...]  # upload to recorded grade, seconds, graded in the last hour
+    latencies: tuple[float, ...]  # upload to recorded grade, seconds, first gradings in the last hour (no regrades)
     oldest_queued: dt.datetime | None
 
     def percentile(self, q: float) -> float | None:
@@ -281,11 +283,26 @@ class QueueReport:
         return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def latencies_since(store: Store, since: dt.datetime) -> list[float]:
+    """Seconds from upload to recorded grade of the submissions first graded since ``since``: regrades excluded.
+
+    A regrade (``Store.enqueue``) is a second job for a submission that was graded before; its grade is
+    recorded hours or days after the upload, which says nothing about how fast the queue is. A job retried
+    after an infrastructure failure stays one job, so its time still counts.
+    """
+    regraded = sa.select(jobs.c.submission_id).group_by(jobs.c.submission_id).having(sa.func.count() > 1)
+    query = sa.select(submissions.c.received_at, submissions.c.graded_at).where(
+        submissions.c.graded_at.isnot(None), submissions.c.graded_at >= since, submissions.c.id.not_in(regraded)
+    )
+    with store.engine.connect() as conn:
+        return [(r.graded_at - r.received_at).total_seconds() for r in conn.execute(query)]
+
+
 def queue_report(store: Store) -> QueueReport:
     since = now() - dt.timedelta(hours=1)
     return QueueReport(
         counts=store.queue_counts(),
         failed=tuple(store.failed_jobs(limit=50)),
-        latencies=tuple(store.latencies_since(since)),
+        latencies=tuple(latencies_since(store, since)),
         oldest_queued=store.oldest_queued(),
     )

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
@@ -21,8 +21,10 @@ from ...errors import GraderError, InfrastructureError, NotFound, StudentError
 from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
 from ..grading import feedback, intake
+from ..records.models import Submission
 from ..records.store import Store
 from ..rules import deadlines
+from ..rules.counting import counting
 from . import downloads, http, sessions
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -135,13 +137,26 @@ def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:
     config: ServiceConfig = request.app.state.config
     assignments, _, extensions = stats.course(config)
     infos = {a.name: a for a in assignments}
+    own = store.submissions(student=student)
+    by_assignment: dict[str, list[Submission]] = {}
+    for submission in own:
+        by_assignment.setdefault(submission.assignment, []).append(submission)
+    # the one rule of which attempt counts; the others older than it are folded away (newer ones, still
+    # being graded or failed, stay open, and so does the newest when none counts yet)
+    chosen = {name: counting(tries, config.counting) for name, tries in by_assignment.items()}
     attempts = []
-    for submission in reversed(store.submissions(student=student)):
+    for submission in reversed(own):
         view = feedback.view(config, submission, store.results(submission.id), staff=staff)
         info = infos.get(submission.assignment)
         late = info is not None and stats.is_late(submission, info, extensions.get((student, submission.assignment)))
-        attempts.append({"submission": submission, "view": view, "late": late})
-    return {"student": student, "attempts": attempts, "assignments": assignments}
+        counts = chosen[submission.assignment]
+        is_counting = counts is not None and counts.id == submission.id
+        if counts is None:
+            folded = submission.id != by_assignment[submission.assignment][-1].id
+        else:
+            folded = not is_counting and submission.received_at <= counts.received_at
+        attempts.append({"submission": submission, "view": view, "late": late, "counts": is_counting, "folded": folded})
+    return {"student": student, "attempts": attempts, "assignments": assignments, "rule": config.counting}
 
 
 async def queue_page(request: Request) -> Response:
@@ -202,7 +217,7 @@ async def regrade_form(request: Request) -> Response:
 
 
 async def regrade_post(request: Request) -> Response:
-    """``action=dry-run``: grade in a scratch copy and show the diff; ``action=apply``: queue the regrade."""
+    """``action=dry-run``: start a dry run (its page shows progress, then the diff); ``action=apply``: queue it."""
     user = sessions.staff(request)
     name = request.path_params["name"]
     form = await request.form()
@@ -213,8 +228,37 @@ async def regrade_post(request: Request) -> Response:
         queued = regrade.apply(store, config, name)
         request.app.state.workers.notify()
         return _render(request, "regrade.html", 202, user=user, assignment=name, run=None, queued=queued)
-    run = await run_in_threadpool(regrade.dry_run, store, config, name)
-    return _render(request, "regrade.html", user=user, assignment=name, run=run, queued=None)
+    # the dry run grades in the background; its page shows how far it has got (and reloads itself) until done
+    ident = regrade.RUNS.start(store, config, name)
+    return RedirectResponse(f"/admin/assignments/{quote(name)}/regrade/runs/{ident}", status_code=303)
+
+
+def _dry_run(request: Request) -> regrade.Progress:
+    progress = regrade.RUNS.get(request.path_params["run"])
+    if progress is None or progress.assignment != request.path_params["name"]:
+        raise NotFound("no such dry run (the service keeps the latest few, until it restarts): start another")
+    return progress
+
+
+async def regrade_run(request: Request) -> Response:
+    """A dry run's page: its progress while it runs (the page reloads itself: no JavaScript), then the diff."""
+    user = sessions.staff(request)
+    progress = _dry_run(request)
+    return _render(
+        request,
+        "regrade.html",
+        user=user,
+        assignment=progress.assignment,
+        run=progress.result,
+        queued=None,
+        progress=progress,
+    )
+
+
+async def regrade_status(request: Request) -> Response:
+    """A dry run's progress as JSON: stage, attempts graded of all, seconds, finished, and the same words."""
+    sessions.staff(request)
+    return JSONResponse(_dry_run(request).status(), headers={"Cache-Control": "no-store"})
 
 
 async def settings_page(request: Request) -> Response:
@@ -301,6 +345,10 @@ routes = [
     Route("/admin/assignments/{name}", assignment_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/regrade", regrade_form, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"], include_in_schema=False),
+    Route("/admin/assignments/{name}/regrade/runs/{run}", regrade_run, methods=["GET"], include_in_schema=False),
+    Route(
+        "/admin/assignments/{name}/regrade/runs/{run}/status", regrade_status, methods=["GET"], include_in_schema=False
+    ),
     Route("/admin/students/{student}", student_page, methods=["GET"], include_in_schema=False),
     Route("/admin/queue", queue_page, methods=["GET"], include_in_schema=False),
     Route("/admin/settings", settings_page, methods=["GET"], include_in_schema=False),

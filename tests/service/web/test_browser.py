@@ -2,7 +2,7 @@
 
 Signs in as a TA and as a student, navigates, filters, sorts, downloads an export and submits a
 notebook from the page, using only what a person can see and reach from the keyboard. Screenshots
-of the main pages are saved under ``$GRADER_ARTIFACTS`` (default ``test-artifacts/``).
+of the main pages are saved under ``$GRADER_ARTIFACTS`` (default ``tests/artifacts/``), one per feature.
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``; ``.ci/run`` installs it). Without it the
 tests are skipped with that reason, unless ``GRADER_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where
@@ -14,15 +14,17 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ..conftest import FIXTURES, A, Server
 
 CHROMIUM = Path(os.environ.get("GRADER_CHROMIUM", "/usr/bin/chromium"))
-ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[3] / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts"))
 # As root on a machine without network: no sandbox (root), and none of Chromium's own calls home.
 FLAGS = [
     "--no-sandbox",
@@ -175,6 +177,12 @@ def test_a_ta_runs_a_regrade_dry_run(page: Page, dashboard: tuple[Server, dict[s
         sign_in(page, server, tokens["ta"], start=f"/admin/assignments/{A}")
         page.get_by_role("link", name="Regrade…").click()
         page.get_by_role("button", name="Dry run: show the score diff").click()
+        # while it runs, its page says how far it has got (and reloads itself until done)
+        expect(page.get_by_role("heading", name="Dry run in progress")).to_be_visible()
+        progress = page.locator("#progress")
+        expect(progress).to_contain_text(re.compile(r"\(\d+ s so far\)"))
+        shot(page, "regrade-progress")
+        assert page.get_by_role("heading", name=re.compile("would change")).count() == 0  # not done yet
         # only carol's counting attempt fails the loosened test (the other students' pass it)
         counted = f"{students} student{'s' * (students != 1)}"
         heading = page.get_by_role("heading", name=f"Dry run: 1 of {counted} would change")
@@ -188,3 +196,162 @@ def test_a_ta_runs_a_regrade_dry_run(page: Page, dashboard: tuple[Server, dict[s
     finally:
         restore(server.root, "test_gradient_of_repeat", old)
     assert {s.id: s.score for s in server.store.submissions(assignment=A)} == recorded
+
+
+def inside(inner: Any, outer: Any, slack: float = 0.5) -> bool:
+    """Whether bounding box ``inner`` lies within ``outer`` (Playwright's boxes: x, y, width, height)."""
+    assert inner is not None and outer is not None
+    return bool(
+        inner["x"] >= outer["x"] - slack
+        and inner["y"] >= outer["y"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack
+    )
+
+
+def test_the_arrivals_chart_has_time_labels_and_its_deadline_label_is_not_cut_off(
+    page: Page, dashboard: tuple[Server, dict[str, str]]
+) -> None:
+    """Issue 19: the time axis is labelled with times, and "deadline" stays inside the chart wherever it falls."""
+    import datetime as dt
+
+    from grader.service.dashboard import charts
+
+    server, tokens = dashboard
+    sign_in(page, server, tokens["ta"], start=f"/admin/assignments/{A}")
+    chart = page.get_by_role("img", name=f"Submissions of {A} over time, deadline marked")
+    chart.scroll_into_view_if_needed()
+    ticks = chart.locator("text.tick")
+    expect(ticks).to_have_count(5)
+    for text in ticks.all_text_contents():
+        assert re.fullmatch(r"(\d\d [A-Z][a-z]{2} )?\d\d:\d\d", text), text
+    box = chart.bounding_box()
+    for tick in ticks.all():
+        assert inside(tick.bounding_box(), box), tick.text_content()
+    marker = chart.locator("text.marker")
+    expect(marker).to_have_text(re.compile(r"deadline \d\d [A-Z][a-z]{2} \d\d:\d\d"))
+    assert inside(marker.bounding_box(), box)
+    shot(page, "chart-timeline")
+
+    # the deadline at the very end (every submission early) and at the very start, in a narrow window too
+    start = dt.datetime(2026, 11, 30, 9, 0)
+    buckets = [(start + dt.timedelta(minutes=30 * i), i % 4) for i in range(24)]
+    deadlines = (start + dt.timedelta(hours=12), start, start + dt.timedelta(hours=11, minutes=50))
+    figures = "".join(charts.timeline(f"Due {d:%H:%M}", buckets, d) for d in deadlines)
+    for width in (360, 1280):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.set_content(f"<!doctype html><body style='margin:0'>{figures}</body>")
+        page.add_style_tag(content=".chart { max-width: 100%; height: auto; display: block; }")
+        for svg in page.locator("svg.chart").all():
+            svg.scroll_into_view_if_needed()
+            label = svg.locator("text.marker")
+            assert inside(label.bounding_box(), svg.bounding_box()), (width, label.text_content())
+            assert svg.bounding_box()["width"] <= width  # type: ignore[index]
+            for tick in svg.locator("text.tick").all():
+                assert inside(tick.bounding_box(), svg.bounding_box()), (width, tick.text_content())
+            # the label does not sit on the bars' numbers
+            for number in svg.locator("text.value").all():
+                a, b = label.bounding_box(), number.bounding_box()
+                assert (
+                    a
+                    and b
+                    and (
+                        a["y"] + a["height"] <= b["y"] or b["x"] + b["width"] <= a["x"] or a["x"] + a["width"] <= b["x"]
+                    )
+                )
+    shot(page, "chart-deadline-at-the-edge")
+
+
+def test_every_chart_has_a_data_table_with_the_same_numbers(
+    page: Page, dashboard: tuple[Server, dict[str, str]]
+) -> None:
+    """README: "Every chart has the same numbers in a table beside it": a "Data" table under each one."""
+    server, tokens = dashboard
+    sign_in(page, server, tokens["ta"], start=f"/admin/assignments/{A}")
+    charts = page.locator("svg.chart")
+    expect(charts).to_have_count(3)
+    for chart in charts.all():
+        figure = chart.locator("xpath=ancestor::figure[1]")
+        table = figure.locator("details table")
+        expect(table).to_have_count(1)
+        expect(table).to_be_hidden()  # folded until asked for
+        figure.get_by_text("Data", exact=True).click()
+        expect(table).to_be_visible()
+        drawn = [t.split(": ", 1) for t in chart.locator("rect > title").all_text_contents()]
+        rows = table.locator("tbody tr")
+        listed = [[r.locator("th").inner_text(), r.locator("td").last.inner_text()] for r in rows.all()]
+        assert drawn and listed == drawn, chart.get_attribute("id")
+        # and the numbers printed on the bars are the table's (a bar of 0 carries none)
+        printed = [float(v) for v in chart.locator("text.value").all_text_contents()]
+        assert printed == [float(v.rstrip("%")) for _, v in listed if float(v.rstrip("%"))]
+    shot(page, "chart-data-tables")
+
+
+def test_the_gradebook_fits_a_1280_pixel_window(chromium: Browser, dashboard: tuple[Server, dict[str, str]]) -> None:
+    """No sideways scroll of the page at 1280 x 800: a wide table scrolls in its own box, the header bar full width."""
+    server, tokens = dashboard
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        sign_in(page, server, tokens["ta"])
+        expect(page.get_by_role("heading", name="Gradebook")).to_be_visible()
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 1280
+        header = page.locator("body > header").bounding_box()
+        assert header is not None and header["x"] == 0 and header["width"] == 1280
+        region = page.get_by_role("region", name=re.compile("students"))
+        box = region.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280
+        shot(page, "gradebook-1280")
+        # this course's three assignments fit whole: the Total column is on screen, nothing scrolls
+        total = page.get_by_role("columnheader", name=re.compile("Total"))
+        assert inside(total.bounding_box(), {"x": 0, "y": 0, "width": 1280, "height": 800})
+        assert not region.evaluate("e => e.scrollWidth > e.clientWidth")
+        # a gradebook too wide for the window (many assignments) scrolls inside its box, not the page
+        page.add_style_tag(content="#gradebook { min-width: 2400px; }")
+        assert region.evaluate("e => e.scrollWidth > e.clientWidth")
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 1280
+        assert page.locator("body > header").bounding_box() == header
+        region.evaluate("e => { e.scrollLeft = e.scrollWidth }")
+        carol = page.locator("#gradebook tbody th", has_text="carol")  # the student column stays in view
+        assert inside(carol.bounding_box(), region.bounding_box())
+        assert page.evaluate("window.scrollX") == 0
+        shot(page, "gradebook-1280-scrolled")
+    finally:
+        context.close()
+
+
+def test_a_student_history_marks_the_attempt_that_counts_and_folds_older_ones(
+    page: Page, dashboard: tuple[Server, dict[str, str]]
+) -> None:
+    """Which attempt counts comes from the one rule (``rules.counting.counting``); older attempts are folded."""
+    from grader.service import config
+    from grader.service.rules.counting import counting
+
+    server, tokens = dashboard
+    rule = config.load(server.root).counting
+    attempts = server.store.submissions(student="bob", assignment=A)
+    chosen = counting(attempts, rule)
+    assert chosen is not None and len(attempts) >= 2
+    sign_in(page, server, tokens["ta"], start="/admin/students/bob")
+    expect(page.get_by_role("heading", name="bob", exact=True)).to_be_visible()
+    for attempt in attempts:
+        section = page.locator(f"section[data-submission='{attempt.id}']")
+        details = section.locator("details")
+        tests = section.get_by_role("table", name=f"Tests of submission {attempt.id}")
+        if attempt.id == chosen.id:
+            expect(section.locator(".counts")).to_have_text("counts")
+            expect(details).to_have_attribute("open", "")
+            expect(tests).to_be_visible()
+            expect(section).to_contain_text("this is the attempt that counts")
+        else:
+            expect(section.locator(".counts")).to_have_count(0)
+            assert details.get_attribute("open") is None
+            expect(section.get_by_role("heading")).to_contain_text("older attempt")
+            expect(tests).to_be_hidden()
+    expect(page.locator("section .counts", has_text="counts")).to_have_count(
+        len({s.assignment for s in server.store.submissions(student="bob") if s.status == "graded"})
+    )
+    shot(page, "student-history")
+    older = next(a for a in attempts if a.id != chosen.id)
+    page.locator(f"section[data-submission='{older.id}'] summary").click()  # unfolds on request
+    expect(page.get_by_role("table", name=f"Tests of submission {older.id}")).to_be_visible()

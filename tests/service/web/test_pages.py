@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import re
+import time
 import zipfile
 from html import unescape
 from pathlib import Path
@@ -123,8 +124,8 @@ def test_assignment_page_counts_misconceptions_tests_and_late_work(dashboard: tu
     assert "3 students graded · 4 submissions" in html
     assert re.search(r"Late submissions \(1\)", html) and "carol" in html.split("Late submissions")[1]
     assert cells(html, "<code>test_gradient_of_repeat</code>")[:2] == ["2 / 3", "67%"]  # carol failed it
-    assert html.count('<svg class="chart"') == 3 and "<title>Final scores of ps2_autograd" in html
-    assert ">deadline</text>" in html  # carol came in after it, the others before
+    assert html.count('<svg class="chart"') == 3 and re.search(r"<title[^>]*>Final scores of ps2_autograd", html)
+    assert re.search(r'class="marker"[^>]*>deadline \d\d \w{3} \d\d:\d\d</text>', html)  # carol came in after it
 
 
 def test_student_history_and_exports(dashboard: tuple[Server, dict[str, str]]) -> None:
@@ -249,7 +250,17 @@ def test_a_regrade_dry_run_shows_the_diff_and_writes_nothing(
             form = client.get(f"/admin/assignments/{A}/regrade").text
             csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', form)
             assert csrf and "Dry run: show the score diff" in form
-            page = client.post(f"/admin/assignments/{A}/regrade", data={"csrf": csrf.group(1), "action": "dry-run"})
+            started = client.post(f"/admin/assignments/{A}/regrade", data={"csrf": csrf.group(1), "action": "dry-run"})
+            assert started.status_code == 303  # to the run's own page, which shows its progress while it runs
+            run_url = started.headers["location"]
+            assert run_url.startswith(f"/admin/assignments/{A}/regrade/runs/")
+            running = client.get(run_url).text
+            assert "Dry run in progress" in running and '<meta http-equiv="refresh" content="1">' in running
+            statuses = [client.get(f"{run_url}/status").json()]
+            while not statuses[-1]["finished"]:
+                time.sleep(0.2)
+                statuses.append(client.get(f"{run_url}/status").json())
+            page = client.get(run_url)
     finally:
         restore(server.root, "test_gradient_of_repeat", old)
     assert cli.returncode == 0, cli.stderr
@@ -264,6 +275,10 @@ def test_a_regrade_dry_run_shows_the_diff_and_writes_nothing(
     assert line.split()[:5] == ["carol", str(carol.id), *expected]
     assert "test_gradient_of_repeat 0->3" in line
     assert page.status_code == 200 and "1 of 3 students would change" in page.text
+    assert "http-equiv" not in page.text  # done: the page no longer reloads itself
+    assert statuses[-1]["stage"] == "done" and statuses[-1]["done"] == statuses[-1]["total"] == 3
+    assert all(s["total"] == 3 and not s["finished"] for s in statuses[:-1]) and len(statuses) > 1
+    assert any(s["stage"] == "grading" for s in statuses), [s["message"] for s in statuses]
     assert cells(page.text, "carol")[:4] == [str(carol.id), *expected]
     # nothing written: the service's records, its queue and nbgrader's gradebook are as they were
     assert {s.id: (s.score, server.store.results(s.id)) for s in server.store.submissions(assignment=A)} == recorded
