@@ -57,6 +57,10 @@ class AuthError(GraderError):
     """No valid credentials."""
 
 
+class LaunchRefused(AuthError):
+    """An LTI 1.3 launch that is not valid (bad signature, wrong audience, expired, replayed): nothing is created."""
+
+
 class Forbidden(GraderError):
     """Valid credentials, but not allowed to do this."""
 

@@ -53,7 +53,8 @@ ALLOWED = {
     "grading": {"records", "rules"},
     "dashboard": {"records", "rules", "grading"},
     "queue": {"records", "rules", "grading", "hooks"},
-    "web": {"records", "rules", "grading", "dashboard", "queue"},
+    "lti": {"records", "rules", "grading"},
+    "web": {"records", "rules", "grading", "dashboard", "queue", "lti"},
 }
 
 

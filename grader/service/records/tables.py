@@ -96,3 +96,36 @@ settings = sa.Table(
 
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+# --- LTI 1.3 (grader.service.lti) ---------------------------------------------------
+# an LMS registered with ``grader lti add-platform``; deployment_ids: a JSON list
+lti_platforms = sa.Table(
+    "grader_lti_platforms",
+    metadata,
+    sa.Column("issuer", sa.String(255), primary_key=True),
+    sa.Column("client_id", sa.String(255), nullable=False),
+    sa.Column("auth_url", sa.String(1024), nullable=False),
+    sa.Column("token_url", sa.String(1024), nullable=False),
+    sa.Column("jwks_url", sa.String(1024), nullable=False),
+    sa.Column("deployment_ids", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+# the tool's own RSA signing key (generated once; its public half is /lti/jwks.json)
+lti_keys = sa.Table(
+    "grader_lti_keys",
+    metadata,
+    sa.Column("kid", sa.String(64), primary_key=True),
+    sa.Column("private_pem", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+# one OIDC login: its state and nonce, each usable by exactly one launch
+lti_logins = sa.Table(
+    "grader_lti_logins",
+    metadata,
+    sa.Column("state", sa.String(64), primary_key=True),
+    sa.Column("nonce", sa.String(64), nullable=False, unique=True),
+    sa.Column("issuer", sa.String(255), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("used_at", sa.DateTime, nullable=True),
+)

@@ -20,6 +20,7 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.TooManyAttempts: 403,
     errors.RateLimited: 429,
     errors.AuthError: 401,
+    errors.LaunchRefused: 401,  # LTI launch (grader.service.lti)
     errors.Forbidden: 403,
     errors.NotFound: 404,
     errors.InfrastructureError: 503,

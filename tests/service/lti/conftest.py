@@ -1,0 +1,51 @@
+"""The test LMS and a real ``grader serve`` with it registered (through ``grader lti add-platform``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import Server, running_server
+from .platform import LMS, running_platform
+
+GRADER = str(Path(sys.executable).parent / "grader")
+
+
+def grader(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([GRADER, "--course", str(root), *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def platform() -> Iterator[LMS]:
+    with running_platform() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def tool(tmp_path_factory: pytest.TempPathFactory, platform: LMS) -> Iterator[Server]:
+    for srv in running_server(tmp_path_factory.mktemp("lti"), ""):
+        added = grader(
+            srv.root,
+            "lti",
+            "add-platform",
+            "--issuer",
+            platform.issuer,
+            "--client-id",
+            platform.client_id,
+            "--auth-url",
+            f"{platform.url}/auth",
+            "--token-url",
+            f"{platform.url}/token",
+            "--jwks-url",
+            f"{platform.url}/jwks",
+            "--deployment-id",
+            "other-deployment",
+            "--deployment-id",
+            platform.deployment_id,
+        )
+        assert added.returncode == 0, added.stderr
+        yield srv
