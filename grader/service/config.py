@@ -42,6 +42,7 @@ class ServiceConfig:
     sweep_interval_s: float = 5.0  # how often `grader serve` looks for jobs to publish (again)
     republish_after_s: float = 120.0  # a queued job nobody claimed for this long is published again
     after_record: tuple[str, ...] = ()  # hooks run after each recorded grade (``hooks``): "canvas-csv", "mod:fn"
+    hub_course: str = ""  # under JupyterHub: the course id of the hub groups (default: nbgrader_config.py)
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
 
     @property
