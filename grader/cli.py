@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
 
@@ -84,14 +85,59 @@ def _tokens(args: argparse.Namespace) -> int:
     from .service import config as service_config
     from .service.records.store import Store
 
+    expires_at = None
+    if args.action == "issue":
+        try:
+            expires_at = _expiry(args.expires) if args.expires else None
+        except ValueError as error:
+            print(f"grader tokens: {error}", file=sys.stderr)
+            return 2
+        if not args.users:
+            print("grader tokens issue: name at least one user", file=sys.stderr)
+            return 2
+    if args.action == "revoke" and bool(args.users) == bool(args.id):
+        print("grader tokens revoke: name the users, or give one token's --id (not both)", file=sys.stderr)
+        return 2
     store = Store(service_config.load().db_url)
     if args.action == "issue":
         for user in args.users:
-            print(f"{user}\t{args.role}\t{store.issue_token(user, args.role)}")
+            print(f"{user}\t{args.role}\t{store.issue_token(user, args.role, args.label, expires_at)}")
+    elif args.action == "list":
+        print(f"{'id':8}  {'user':16}  {'role':7}  {'label':12}  {'created':16}  {'expires':16}  state")
+        for t in store.list_tokens():
+            expires = f"{t.expires_at:%Y-%m-%d %H:%M}" if t.expires_at else "never"
+            created = f"{t.created_at:%Y-%m-%d %H:%M}"
+            print(f"{t.id:8}  {t.user:16}  {t.role:7}  {t.label:12}  {created:16}  {expires:16}  {t.state}")
+    elif args.id:
+        found = store.revoke_token_id(args.id)
+        print(f"token {found.id} of {found.user} revoked")
     else:
         for user in args.users:
             print(f"{user}: {store.revoke_tokens(user)} token(s) revoked")
     return 0
+
+
+def _expiry(text: str) -> dt.datetime:
+    """``30d``, ``12h`` (from now) or a date ``2027-01-31`` (its end, UTC): naive UTC, as the store keeps it."""
+    import re
+
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    match = re.fullmatch(r"(\d+)([dh])", text.strip())
+    if match:
+        amount = int(match.group(1))
+        if amount <= 0:
+            raise ValueError(f"--expires {text!r} must be in the future")
+        return now + (dt.timedelta(days=amount) if match.group(2) == "d" else dt.timedelta(hours=amount))
+    try:
+        day = dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"--expires takes a number of days or hours (30d, 12h) or a date (2027-01-31), not {text!r}"
+        ) from None
+    end = dt.datetime.combine(day, dt.time()) + dt.timedelta(days=1)
+    if end <= now:
+        raise ValueError(f"--expires {text!r} is in the past")
+    return end
 
 
 def _submit(args: argparse.Namespace) -> int:
@@ -255,10 +301,15 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("action", choices=["current", "upgrade"])
     db.add_argument("--db-url", help="the database (default: the course's, $GRADER_DB_URL, else gradebook.db)")
     db.set_defaults(func=_db)
-    tokens = commands.add_parser("tokens", help="issue or revoke access tokens (stored hashed)")
-    tokens.add_argument("action", choices=["issue", "revoke"])
-    tokens.add_argument("users", nargs="+", help="student ids (or staff names)")
+    tokens = commands.add_parser("tokens", help="issue, list or revoke access tokens (stored hashed)")
+    tokens.add_argument("action", choices=["issue", "list", "revoke"])
+    tokens.add_argument("users", nargs="*", help="student ids (or staff names)")
     tokens.add_argument("--role", choices=["student", "ta", "admin"], default="student")
+    tokens.add_argument(
+        "--expires", help="issue: valid for 30d, 12h, or until a date (2027-01-31); default: until revoked"
+    )
+    tokens.add_argument("--label", default="", help="issue: what the token is for, shown by `grader tokens list`")
+    tokens.add_argument("--id", help="revoke: the one token with this identifier (from `grader tokens list`)")
     tokens.set_defaults(func=_tokens)
     submit = commands.add_parser("submit", help="submit a notebook to the service and wait for its grade")
     submit.add_argument("path")
@@ -290,6 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     regrading.add_argument("--dry-run", action="store_true", help="grade in a scratch copy and show the score diff")
     regrading.add_argument("--jobs", type=int, help="kernels at a time for the dry run")
     regrading.set_defaults(func=_regrade)
+    from .service.lti import cli as lti_cli
+
+    lti = commands.add_parser("lti", help="LTI 1.3: register LMS platforms, list them (DEPLOYMENT.md)")
+    lti_cli.add_arguments(lti)
+    lti.set_defaults(func=lti_cli.run)
     return parser
 
 

@@ -213,3 +213,41 @@ def test_every_command_finds_the_course_as_nbgrader_does(tmp_path: Path, monkeyp
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(elsewhere))
     assert course.locate(cwd=copy) == (elsewhere.resolve(), "$GRADER_COURSE_ROOT")
     assert course.locate(copy, cwd=elsewhere) == (copy.resolve(), "--course")
+
+
+def test_tokens_list_shows_who_holds_which_token_never_the_secret(scratch_course: Path) -> None:
+    issued = run("tokens", "issue", "tom", "--role", "ta", "--label", "lab 3", "--expires", "12h", root=scratch_course)
+    assert issued.returncode == 0, issued.stderr
+    secret = issued.stdout.split()[2]
+    run("tokens", "issue", "uma", "--expires", "2099-01-31", root=scratch_course)
+    listed = run("tokens", "list", root=scratch_course)
+    assert listed.returncode == 0, listed.stderr
+    assert secret not in listed.stdout
+    header, *rows = listed.stdout.strip().splitlines()
+    assert header.split() == ["id", "user", "role", "label", "created", "expires", "state"]
+    tom = next(row for row in rows if " tom " in row)
+    assert " ta " in tom and "lab 3" in tom and tom.endswith("active")
+    uma = next(row for row in rows if " uma " in row)
+    assert "2099-02-01 00:00" in uma and uma.endswith("active")
+    ident = tom.split()[0]
+    revoked = run("tokens", "revoke", "--id", ident, root=scratch_course)
+    assert revoked.returncode == 0 and revoked.stdout.strip() == f"token {ident} of tom revoked", revoked.stderr
+    assert next(
+        row for row in run("tokens", "list", root=scratch_course).stdout.splitlines() if " tom " in row
+    ).endswith("revoked")
+    assert Store(course.gradebook_url(scratch_course)).user_for_token(secret) is None
+
+
+@pytest.mark.parametrize(
+    ("expires", "says"),
+    [
+        ("soon", "--expires takes a number of days or hours (30d, 12h) or a date (2027-01-31), not 'soon'"),
+        ("2001-01-01", "--expires '2001-01-01' is in the past"),
+        ("0d", "--expires '0d' must be in the future"),
+    ],
+)
+def test_tokens_issue_with_a_bad_expiry_says_so_in_one_sentence(scratch_course: Path, expires: str, says: str) -> None:
+    proc = run("tokens", "issue", "vic", "--expires", expires, root=scratch_course)
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = [line for line in proc.stderr.splitlines() if not line.startswith("grader: course ")]
+    assert line == f"grader tokens: {says}"

@@ -24,6 +24,23 @@ def prepare(cfg: service_config.ServiceConfig) -> None:
         course.generate_releases(root, missing, db_url=cfg.db_url)
 
 
+def first_tokens(store: Store, url: str) -> str:
+    """What ``grader serve`` says about tokens: on the first start (no admin token in force) it issues an admin
+    and a demo-student token and prints them, once; on later starts, how to get new ones."""
+    if store.active_tokens("admin") == 0:
+        demo = store.issue_token("demo-student", "student", label="serve")
+        admin = store.issue_token("admin", "admin", label="serve")
+        return f"""Tokens (issued on this first start and shown only now; stored hashed; new ones with
+`grader tokens issue STUDENT [--role ta|admin]`, all of them with `grader tokens list`):
+  demo-student: {demo}
+  admin:        {admin}
+
+Try it:
+  GRADER_URL={url} GRADER_TOKEN={demo} grader submit release/ps1_tensors/ps1_tensors.ipynb"""
+    return f"""Tokens: issued on the first start ({store.active_tokens()} active; `grader tokens list` shows them).
+  A new admin token: grader tokens issue admin --role admin"""
+
+
 def run(db_url: str | None = None, broker_url: str | None = None, **overrides: Any) -> int:
     import uvicorn
 
@@ -34,9 +51,8 @@ def run(db_url: str | None = None, broker_url: str | None = None, **overrides: A
     if store.created:
         print("Created the grading service's tables in the database (first run).", flush=True)
     prepare(cfg)
-    demo_token = store.issue_token("demo-student", "student")
-    admin_token = store.issue_token("admin", "admin")
     url = f"http://{cfg.host}:{cfg.port}"
+    tokens = first_tokens(store, url)
     grading = (
         f"jobs published to {broker.redact(cfg.broker_url)} for `grader worker`s"
         if cfg.broker_url
@@ -47,12 +63,7 @@ def run(db_url: str | None = None, broker_url: str | None = None, **overrides: A
 Grading service for {", ".join(course.assignments(cfg.course_root))}: {url}
   gradebook: {store.engine.url.render_as_string(hide_password=True)}    {grading}    API schema: {url}/openapi.json
 
-Tokens (new ones with `grader tokens issue STUDENT [--role ta|admin]`; stored hashed):
-  demo-student: {demo_token}
-  admin:        {admin_token}
-
-Try it:
-  GRADER_URL={url} GRADER_TOKEN={demo_token} grader submit release/ps1_tensors/ps1_tensors.ipynb
+{tokens}
 """,
         flush=True,
     )

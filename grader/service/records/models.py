@@ -20,6 +20,19 @@ class User:
 
 
 @dataclass(frozen=True)
+class TokenInfo:
+    """One issued token as ``grader tokens list`` shows it: never its secret."""
+
+    id: str  # the first 8 hex digits of the stored sha256 hash
+    user: str
+    role: str
+    label: str
+    created_at: dt.datetime
+    expires_at: dt.datetime | None
+    state: str  # active | expired | revoked
+
+
+@dataclass(frozen=True)
 class Submission:
     id: int
     student: str

@@ -23,9 +23,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ...errors import LostClaim
+from ...errors import LostClaim, NotFound
 from . import files, schema
-from .models import Grade, Job, Submission, TestResult, User
+from .models import Grade, Job, Submission, TestResult, TokenInfo, User
 from .tables import jobs, now, settings, submissions, tokens, users
 
 ROLES = ("student", "ta", "admin")
@@ -71,12 +71,16 @@ class Store:
             elif existing != role:
                 conn.execute(users.update().where(users.c.id == user_id).values(role=role))
 
-    def issue_token(self, user_id: str, role: str) -> str:
-        """A new token for ``user_id``; only its hash is stored."""
+    def issue_token(self, user_id: str, role: str, label: str = "", expires_at: dt.datetime | None = None) -> str:
+        """A new token for ``user_id`` (until ``expires_at``, naive UTC, or until revoked); only its hash is stored."""
         self.ensure_user(user_id, role)
         token = secrets.token_urlsafe(24)
         with self.transaction() as conn:
-            conn.execute(tokens.insert().values(token_hash=hash_token(token), user_id=user_id, created_at=now()))
+            conn.execute(
+                tokens.insert().values(
+                    token_hash=hash_token(token), user_id=user_id, created_at=now(), label=label, expires_at=expires_at
+                )
+            )
         return token
 
     def revoke_tokens(self, user_id: str) -> int:
@@ -88,11 +92,59 @@ class Store:
             )
         return int(result.rowcount)
 
+    def revoke_token_id(self, prefix: str) -> TokenInfo:
+        """Revoke the one token whose identifier (its hash's first hex digits) starts with ``prefix``;
+        ``NotFound`` when none or several match."""
+        prefix = prefix.strip().lower()
+        if len(prefix) < 4 or any(c not in "0123456789abcdef" for c in prefix):
+            raise NotFound(f"a token identifier is 4 to 64 hex digits, as `grader tokens list` shows, not {prefix!r}")
+        with self.transaction() as conn:
+            rows = conn.execute(sa.select(tokens).where(tokens.c.token_hash.startswith(prefix))).fetchall()
+            if len(rows) != 1:
+                many = "several tokens match" if rows else "no token matches"
+                raise NotFound(f"{many} the identifier {prefix!r}: see `grader tokens list`")
+            if rows[0].revoked_at is None:
+                conn.execute(tokens.update().where(tokens.c.token_hash == rows[0].token_hash).values(revoked_at=now()))
+            row = conn.execute(
+                sa.select(tokens, users.c.role)
+                .join(users, tokens.c.user_id == users.c.id)
+                .where(tokens.c.token_hash == rows[0].token_hash)
+            ).one()
+        return _token_info(row, now())
+
+    def list_tokens(self) -> list[TokenInfo]:
+        """Every token ever issued (never its secret), oldest first."""
+        query = (
+            sa.select(tokens, users.c.role)
+            .join(users, tokens.c.user_id == users.c.id)
+            .order_by(tokens.c.created_at, tokens.c.user_id)
+        )
+        at = now()
+        with self.engine.connect() as conn:
+            return [_token_info(row, at) for row in conn.execute(query)]
+
+    def active_tokens(self, user_id: str | None = None) -> int:
+        """How many tokens (of ``user_id``, or of everyone) are neither revoked nor expired."""
+        query = sa.select(sa.func.count()).select_from(tokens).where(*_usable(now()))
+        if user_id is not None:
+            query = query.where(tokens.c.user_id == user_id)
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar() or 0)
+
+    def token_state(self, token: str) -> str | None:
+        """``"active"``, ``"expired"`` or ``"revoked"``; None for a token this store never issued."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(tokens.c.revoked_at, tokens.c.expires_at).where(tokens.c.token_hash == hash_token(token))
+            ).first()
+        return None if row is None else _state(row.revoked_at, row.expires_at, now())
+
     def user_for_token(self, token: str) -> User | None:
+        """The holder of ``token``; None when it is unknown, revoked or expired."""
         query = (
             sa.select(users.c.id, users.c.role)
             .select_from(tokens.join(users, tokens.c.user_id == users.c.id))
-            .where(tokens.c.token_hash == hash_token(token), tokens.c.revoked_at.is_(None))
+            .where(tokens.c.token_hash == hash_token(token), *_usable(now()))
         )
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
@@ -297,6 +349,28 @@ def _submission(row: Any) -> Submission:
         max_score=row.max_score,
         late_penalty=row.late_penalty,
         graded_at=row.graded_at,
+    )
+
+
+def _usable(at: dt.datetime) -> tuple[sa.ColumnElement[bool], ...]:
+    return (tokens.c.revoked_at.is_(None), sa.or_(tokens.c.expires_at.is_(None), tokens.c.expires_at > at))
+
+
+def _state(revoked_at: dt.datetime | None, expires_at: dt.datetime | None, at: dt.datetime) -> str:
+    if revoked_at is not None:
+        return "revoked"
+    return "expired" if expires_at is not None and expires_at <= at else "active"
+
+
+def _token_info(row: Any, at: dt.datetime) -> TokenInfo:
+    return TokenInfo(
+        id=row.token_hash[:8],
+        user=row.user_id,
+        role=row.role,
+        label=row.label or "",
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        state=_state(row.revoked_at, row.expires_at, at),
     )
 
 

@@ -20,8 +20,8 @@ from ..config import ServiceConfig
 from ..dashboard import export
 from ..grading import feedback, intake
 from ..records.store import DATABASE_ERRORS, Store
-from ..rules import regrading
-from . import auth, exchange_api, http, pages
+from ..rules import counting, regrading
+from . import auth, exchange_api, http, hub, lti, pages
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
@@ -106,7 +106,15 @@ async def list_submissions(request: Request) -> Response:
     student = request.query_params.get("student") if user.is_staff else user.id
     rows = store.submissions(student=student, assignment=request.query_params.get("assignment"))
     config = request.app.state.config
-    return JSONResponse([feedback.view(config, s, store.results(s.id), staff=user.is_staff) for s in rows])
+    groups = {(s.student, s.assignment) for s in rows}
+    chosen = [counting.counting([s for s in rows if (s.student, s.assignment) == g], config.counting) for g in groups]
+    counted = {s.id for s in chosen if s is not None}
+    return JSONResponse(
+        [
+            {**feedback.view(config, s, store.results(s.id), staff=user.is_staff), "counts": s.id in counted}
+            for s in rows
+        ]
+    )
 
 
 async def get_submission(request: Request) -> Response:
@@ -238,11 +246,14 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
         Route("/api/admin/regrade", regrade, methods=["POST"]),
         *exchange_api.routes,
         *pages.routes,
+        *hub.routes,
+        *lti.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.store = store
     app.state.config = config
+    app.state.hub = hub.for_app(config.course_root, config.hub_course)
     app.state.workers = workers
     return app

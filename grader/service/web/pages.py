@@ -25,7 +25,7 @@ from ..records.models import Submission
 from ..records.store import Store
 from ..rules import deadlines
 from ..rules.counting import counting
-from . import downloads, http, sessions
+from . import downloads, http, hub, sessions
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 templates.env.globals["charts"] = charts
@@ -328,6 +328,8 @@ def course_assignments(request: Request) -> list[str]:
 async def error_page(request: Request, error: Exception) -> Response:
     """Errors on a page: sign-in redirects, and a page that says what went wrong."""
     if isinstance(error, sessions.SignInNeeded):
+        if hub.of(request) is not None:  # under JupyterHub: sign in through the hub's OAuth
+            return RedirectResponse(hub.login_url(error.next_url), status_code=303)
         return RedirectResponse(sessions.login_url(error.next_url), status_code=303)
     status = http.status_of(error)
     user = None
