@@ -23,11 +23,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ..browser import ARTIFACTS, launched, require_chromium
 from ..service.conftest import FIXTURES, QUICK, Server, free_port, running_server
 
-CHROMIUM = Path(os.environ.get("GRADER_CHROMIUM", "/usr/bin/chromium"))
-ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "lab-scores.png"
 A = "ps2_autograd"
 BIN = Path(sys.executable).parent
 PLUGIN = "".join(
@@ -124,16 +122,14 @@ def lab(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
 
 
 def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(server: Server, lab: Lab) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found")
-    from playwright.sync_api import expect, sync_playwright
+    require_chromium()
+    from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     set_due(server, dt.datetime.utcnow() + dt.timedelta(days=3))
     notebook = lab.home / A / f"{A}.ipynb"
     shutil.copy(FIXTURES / A / "correct.ipynb", notebook)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True)
+    with launched() as browser:
         page = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
         page.goto(f"{lab.url}/grader/?token={lab.token}")
         section = page.locator(f"#a-{A}")
@@ -161,9 +157,6 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         penalty = float(second.locator("td.penalty").inner_text())
         assert penalty > 0
         page.screenshot(path=str(ARTIFACTS / "lab-scores-late.png"), full_page=True)
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT))
-        assert SCREENSHOT.stat().st_size < 300_000
 
         shutil.copy(FIXTURES / "ps1_tensors" / "correct.ipynb", notebook)  # not this assignment's notebook
         section.get_by_role("button", name=f"Submit {A}").click()
@@ -172,7 +165,6 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         text = error.inner_text()
         assert "Traceback" not in text and "\n" not in text.strip()
         page.screenshot(path=str(ARTIFACTS / "lab-scores-refused.png"))
-        browser.close()
     attempts = server.store.submissions(student="lab-student")
     assert len(attempts) == 2
 

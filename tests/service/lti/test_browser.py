@@ -5,35 +5,23 @@ tests/service/web/test_browser.py, unless GRADER_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from ...browser import launched, require_chromium
 from ..conftest import Server
 from .platform import INSTRUCTOR, LEARNER, LMS
 
-CHROMIUM = Path(os.environ.get("GRADER_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"]
+require_chromium()
 
-if not CHROMIUM.exists():
-    reason = f"{CHROMIUM} not found: apt-get install chromium (CI installs it)"
-    if os.environ.get("GRADER_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(reason)
-    pytest.skip(reason, allow_module_level=True)
-
-from playwright.sync_api import Browser, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launched() as browser:
+        yield browser
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,38 +20,18 @@ from typing import Any
 
 import pytest
 
+from ...browser import ARTIFACTS, launched, require_chromium
 from ..conftest import FIXTURES, A, Server
 
-CHROMIUM = Path(os.environ.get("GRADER_CHROMIUM", "/usr/bin/chromium"))
-ARTIFACTS = Path(os.environ.get("GRADER_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts"))
-# As root on a machine without network: no sandbox (root), and none of Chromium's own calls home.
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+require_chromium()
 
-if not CHROMIUM.exists():
-    reason = f"{CHROMIUM} not found: apt-get install chromium (CI installs it)"
-    if os.environ.get("GRADER_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(reason)
-    pytest.skip(reason, allow_module_level=True)
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launched() as browser:
+        yield browser
 
 
 @pytest.fixture
