@@ -103,3 +103,22 @@ def save(root: Path, values: dict[str, object]) -> dict[str, float | str]:
     partial.write_text(json.dumps(checked, indent=2) + "\n")
     os.replace(partial, target)
     return checked
+
+
+def penalty_words(root: Path, seconds_late: float) -> str:
+    """What a submission ``seconds_late`` past its due date will lose, for the question asked before it is
+    sent ("cost a late penalty of 20% of its score (10% per started day)"); the course's own plugin
+    decides, so a course with another plugin gets the general words."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    configured = str(loaded.AssignLatePenalties.get("plugin_class", ""))
+    if configured not in (f"{__name__}.PercentPerDay", "PercentPerDay"):
+        return "may cost a late penalty"
+    plugin = PercentPerDay(config=loaded)
+    percent = percent_per_day_penalty(
+        100.0, seconds_late, plugin.percent_per_day, plugin.grace_minutes, plugin.unit, plugin.max_percent
+    )
+    if percent == 0:
+        return f"cost no late penalty (it is within the late policy's {plugin.grace_minutes:g} minutes of grace)"
+    return f"cost a late penalty of {percent:g}% of its score ({plugin.percent_per_day:g}% per started {plugin.unit})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grader.late_policy import PercentPerDay, percent_per_day_penalty
@@ -54,3 +56,24 @@ def test_plugin_unit_and_cap_from_config() -> None:
     plugin = PercentPerDay(config=config)
     assert plugin.late_submission_penalty("s", 50.0, 5 * 3600) == pytest.approx(5.0)
     assert plugin.late_submission_penalty("s", 50.0, 100 * 3600) == pytest.approx(15.0)
+
+
+def test_the_question_before_a_late_submission_names_its_penalty(tmp_path: Path) -> None:
+    """``penalty_words``: what the 409 (and the Lab page's question) says a late attempt will cost, from the
+    course's own policy; the course's override file counts, and a course with another plugin gets no figure."""
+    from grader import course
+    from grader.late_policy import penalty_words, save
+
+    assert penalty_words(course.REPO_ROOT, 30 * 3600) == "cost a late penalty of 20% of its score (10% per started day)"
+    assert penalty_words(course.REPO_ROOT, 60) == (
+        "cost no late penalty (it is within the late policy's 15 minutes of grace)"
+    )
+    root = course.copy_course(tmp_path / "course")
+    save(root, {"percent_per_day": 5, "unit": "hour", "grace_minutes": 0, "max_percent": 50})
+    assert penalty_words(root, 3 * 3600 + 1) == "cost a late penalty of 20% of its score (5% per started hour)"
+    assert penalty_words(root, 30 * 3600) == "cost a late penalty of 50% of its score (5% per started hour)"
+    config = root / "nbgrader_config.py"
+    config.write_text(
+        config.read_text() + '\nc.AssignLatePenalties.plugin_class = "nbgrader.plugins.LateSubmissionPlugin"\n'
+    )
+    assert penalty_words(root, 30 * 3600) == "may cost a late penalty"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from ... import late_policy
 from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from ..config import ServiceConfig
 from ..records.store import Store
@@ -124,9 +125,11 @@ def admit(
         )
     on_time = [s for s in earlier if s.status != "failed" and not limits.is_late(s.received_at)]
     if limits.is_late(when) and on_time and not confirm_late:
+        assert limits.due is not None  # it is late, so there is a due date
+        cost = late_policy.penalty_words(config.course_root, (when - limits.due).total_seconds())
         raise LateConfirmationNeeded(
             f"{assignment} was due {limits.due:%Y-%m-%d %H:%M} UTC. This late submission would replace your "
-            "on-time one and may cost a late penalty. To submit it anyway, confirm: form field confirm_late=true "
+            f"on-time one and {cost}. To submit it anyway, confirm: form field confirm_late=true "
             "(grader submit --confirm-late)."
         )
 
