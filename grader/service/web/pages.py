@@ -55,7 +55,10 @@ async def login(request: Request) -> Response:
     store: Store = request.app.state.store
     user = store.user_for_token(token) if token else None
     if user is None:
-        error = "That token is not valid (or was revoked). Paste the whole token your TA gave you."
+        if token and store.token_state(token) == "expired":
+            error = "That token has expired. Ask your TA for a new one."
+        else:
+            error = "That token is not valid (or was revoked). Paste the whole token your TA gave you."
         return _render(request, "login.html", status=401, next=target, error=error)
     if target == "/":
         target = "/admin" if user.is_staff else "/me"

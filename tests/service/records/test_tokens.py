@@ -91,3 +91,10 @@ def test_an_expired_token_gets_a_401_that_says_to_ask_the_ta(server: Server) -> 
         refused = api.get("/api/submissions/999999")
     assert refused.status_code == 401
     assert "this token has expired: ask your TA for a new one" in refused.text
+    with httpx.Client(base_url=server.url, timeout=30, follow_redirects=False) as browser:
+        form = browser.get("/login")
+        assert form.status_code == 200
+        page = browser.post("/login", data={"token": token, "next": "/me"})
+    assert page.status_code == 401
+    assert "That token has expired. Ask your TA for a new one." in page.text
+    assert COOKIE not in page.headers.get("set-cookie", "")
