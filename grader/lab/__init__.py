@@ -1,7 +1,8 @@
 """A page inside JupyterLab's own server (``/grader/``): assignments, submit, every attempt's score.
 
-Enable it with ``jupyter lab --ServerApp.jpserver_extensions='{"grader.lab": True}'`` (or
-``jupyter server extension enable grader.lab``), then open ``<lab URL>/grader/`` in a Lab tab.
+``pip install`` of the package enables it (the wheel installs ``etc/jupyter/jupyter_server_config.d/
+grader.json``; after an editable install, ``jupyter server extension enable grader.lab``); open
+``<lab URL>/grader/`` in a Lab tab.
 Its handlers call the grading service server-side with the student's ``c.GraderExchange.url`` /
 ``c.GraderExchange.token`` (from ``nbgrader_config.py``, else ``$GRADER_URL`` / ``$GRADER_TOKEN``):
 the token never reaches the page.  Everything shown is what the service answers: its score, late
@@ -29,14 +30,21 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def student_config(root: str) -> tuple[str, str]:
-    """The service URL and token the student's nbgrader exchange uses (``nbgrader_config.py`` in ``root``)."""
+    """The service URL and token the student's nbgrader exchange uses: ``nbgrader_config.py`` where nbgrader
+    looks (the Jupyter config path, then ``root``), else ``$GRADER_URL`` and ``$GRADER_TOKEN``, else on a
+    JupyterHub the single-user server's own ``$JUPYTERHUB_API_TOKEN`` (as ``GraderExchange`` does)."""
+    from jupyter_core.paths import jupyter_config_path
+
     config = Config()
-    path = Path(root) / "nbgrader_config.py"
-    if path.is_file():
-        config.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+    for folder in [*reversed(jupyter_config_path()), root]:  # the later, the stronger: as nbgrader merges them
+        path = Path(folder) / "nbgrader_config.py"
+        if path.is_file():
+            config.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
     section = config.get("GraderExchange", {})
     url = str(section.get("url", "") or os.environ.get("GRADER_URL", ""))
-    token = str(section.get("token", "") or os.environ.get("GRADER_TOKEN", ""))
+    token = str(
+        section.get("token", "") or os.environ.get("GRADER_TOKEN", "") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+    )
     return url.rstrip("/"), token
 
 

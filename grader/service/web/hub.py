@@ -173,7 +173,7 @@ async def oauth_callback(request: Request) -> Response:
         raise StudentError("the hub did not confirm who you are: sign in again")
     store: Store = request.app.state.store
     user = hub.user_for_model(store, model)
-    session = store.issue_token(user.id, user.role)
+    session = sessions.issue(store, user.id, user.role, "hub")
     if next_url == "/":
         next_url = "/admin" if user.is_staff else "/me"
     response = RedirectResponse(next_url, status_code=303)

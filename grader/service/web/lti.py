@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 
 from starlette.concurrency import run_in_threadpool
@@ -13,7 +12,6 @@ from starlette.routing import Route
 from ...errors import LaunchRefused
 from ..lti import launch, platforms
 from ..records.store import Store
-from ..records.tables import now
 from . import sessions
 
 
@@ -45,8 +43,7 @@ async def launch_post(request: Request) -> Response:
         raise LaunchRefused("the launch needs an id_token and a state (start it from the LMS)")
     store: Store = request.app.state.store
     found = await run_in_threadpool(launch.verify, store.engine, id_token, state)
-    expires = now() + dt.timedelta(seconds=sessions.MAX_AGE_S)  # with the session cookie
-    token = await run_in_threadpool(store.issue_token, found.user, found.role, "lti", expires)
+    token = await run_in_threadpool(sessions.issue, store, found.user, found.role, "lti")
     # a page, not a redirect: the session cookie is SameSite=Strict, and a navigation that began on the
     # LMS's site would not send it; this page's own navigation to / is same-site and does
     name = html.escape(found.user)

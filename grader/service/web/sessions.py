@@ -7,6 +7,7 @@ carry a CSRF field derived from the token, checked on every POST.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
 from urllib.parse import quote
@@ -27,6 +28,12 @@ class SignInNeeded(AuthError):
     def __init__(self, next_url: str) -> None:
         super().__init__("sign in first")
         self.next_url = next_url
+
+
+def issue(store: Store, user_id: str, role: str, label: str) -> str:
+    """A token for a browser session begun elsewhere (``label``: "hub", "lti"): it expires with the cookie."""
+    expires = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(seconds=MAX_AGE_S)
+    return store.issue_token(user_id, role, label, expires)
 
 
 def token(request: Request) -> str:

@@ -75,8 +75,9 @@ def test_late_resubmission_needs_confirmation_instead_of_silently_costing_points
         unconfirmed = submit(client, "ps3_regression", data)
         assert unconfirmed.status_code == 409
         assert "would replace your on-time one" in unconfirmed.json()["error"]
-        assert "and cost no late penalty (it is within the late policy's 15 minutes of grace)" in (
-            unconfirmed.json()["error"]
+        assert (
+            "and cost no late penalty (it is within the late policy's 15 minutes of grace)"
+            in (unconfirmed.json()["error"])
         )
         assert "confirm_late=true" in unconfirmed.json()["error"]
         assert len(strict.store.submissions(student="careful-carl")) == 1
