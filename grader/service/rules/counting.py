@@ -27,3 +27,13 @@ def counting(attempts: list[Submission], rule: str) -> Submission | None:
 def counting_attempt(store: Store, config: ServiceConfig, student: str, assignment: str) -> Submission | None:
     """The attempt whose grade counts, from the store."""
     return counting(store.submissions(student=student, assignment=assignment), config.counting)
+
+
+def counting_ids(attempts: list[Submission], rule: str) -> set[int]:
+    """Of attempts by any students at any assignments, the ids of those that count: one per student and
+    assignment that has a graded attempt."""
+    groups: dict[tuple[str, str], list[Submission]] = {}
+    for attempt in attempts:
+        groups.setdefault((attempt.student, attempt.assignment), []).append(attempt)
+    chosen = (counting(group, rule) for group in groups.values())
+    return {s.id for s in chosen if s is not None}

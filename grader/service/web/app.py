@@ -106,9 +106,7 @@ async def list_submissions(request: Request) -> Response:
     student = request.query_params.get("student") if user.is_staff else user.id
     rows = store.submissions(student=student, assignment=request.query_params.get("assignment"))
     config = request.app.state.config
-    groups = {(s.student, s.assignment) for s in rows}
-    chosen = [counting.counting([s for s in rows if (s.student, s.assignment) == g], config.counting) for g in groups]
-    counted = {s.id for s in chosen if s is not None}
+    counted = counting.counting_ids(rows, config.counting)
     return JSONResponse(
         [
             {**feedback.view(config, s, store.results(s.id), staff=user.is_staff), "counts": s.id in counted}

@@ -34,6 +34,10 @@ def test_which_attempt_counts_latest_or_best_by_final_score() -> None:
     assert counting.counting(attempts, "best") == attempts[0]  # 9 beats 10 less a 2-point penalty
     assert counting.counting([attempts[2]], "best") is None
     assert counting.final_score(10.0, 2.0) == 8.0 and counting.final_score(None, None) == 0.0
+    other = Submission(4, "t", "a", DUE, "", "", "graded", score=1.0)
+    ungraded = Submission(5, "u", "a", DUE, "", "", "failed")
+    assert counting.counting_ids([*attempts, other, ungraded], "latest") == {2, 4}  # one per student with a grade
+    assert counting.counting_ids([*attempts, other, ungraded], "best") == {1, 4}
 
 
 def _sources_outside(rule: Path) -> dict[str, str]:
