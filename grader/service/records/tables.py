@@ -129,3 +129,32 @@ lti_logins = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("used_at", sa.DateTime, nullable=True),
 )
+# an LMS course (context) the tool was launched from: where its roster (NRPS) and line items (AGS) live;
+# written at every launch, read by roster sync and grade passback; lineitem_scopes: a JSON list
+lti_contexts = sa.Table(
+    "grader_lti_contexts",
+    metadata,
+    sa.Column("issuer", sa.String(255), primary_key=True),
+    sa.Column("context_id", sa.String(255), primary_key=True),
+    sa.Column("deployment_id", sa.String(255), nullable=False),
+    sa.Column("title", sa.String(255), nullable=False, server_default=""),
+    sa.Column("memberships_url", sa.String(1024), nullable=True),
+    sa.Column("lineitems_url", sa.String(1024), nullable=True),
+    sa.Column("lineitem_scopes", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+)
+# an LMS user and the course user id they map to, fixed at first sight (a re-sync never changes it);
+# status: active | dropped (a dropped member keeps their grades: never deleted)
+lti_members = sa.Table(
+    "grader_lti_members",
+    metadata,
+    sa.Column("issuer", sa.String(255), primary_key=True),
+    sa.Column("lms_user_id", sa.String(255), primary_key=True),
+    sa.Column("user_id", sa.String(128), nullable=False, unique=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(255), nullable=False, server_default=""),
+    sa.Column("email", sa.String(255), nullable=False, server_default=""),
+    sa.Column("status", sa.String(16), nullable=False, server_default="active"),
+    sa.Column("synced_at", sa.DateTime, nullable=False),
+    sa.Column("dropped_at", sa.DateTime, nullable=True),
+)

@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..conftest import free_port
+from .lms_ags import AgsBook, ags_routes
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
@@ -36,6 +37,15 @@ class LMS:
     down: bool = False
     # who the next auth request launches as: (sub, roles)
     user: tuple[str, list[str]] = ("lms-user-1", [LEARNER])
+    # OAuth 2 access tokens the token endpoint issued: token -> the scopes it grants (tokens_scopes reads them)
+    tokens: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the gradebook side of AGS (line items, scores received): tests/service/lti/lms_ags.py
+    ags: AgsBook = field(default_factory=AgsBook)
+
+    def token_scopes(self, request: Request) -> frozenset[str]:
+        """The scopes the request's ``Authorization: Bearer`` token grants (empty when it is unknown)."""
+        kind, _, token = request.headers.get("authorization", "").partition(" ")
+        return self.tokens.get(token, frozenset()) if kind.lower() == "bearer" else frozenset()
 
     @property
     def issuer(self) -> str:
@@ -95,6 +105,7 @@ class LMS:
                 Route("/jwks", jwks),
                 Route("/auth", auth),
                 Route("/start", start),
+                *ags_routes(self),
             ]
         )
 
