@@ -158,3 +158,38 @@ lti_members = sa.Table(
     sa.Column("synced_at", sa.DateTime, nullable=False),
     sa.Column("dropped_at", sa.DateTime, nullable=True),
 )
+# --- LTI Assignment and Grade Services (grader.service.lti.ags, grader.service.lti.outbox) ---
+# an assignment's line item in an LMS course: found (by resourceId) or created once, then reused;
+# forgotten (and found or created again) when the LMS answers that it was deleted
+lti_line_items = sa.Table(
+    "grader_lti_line_items",
+    metadata,
+    sa.Column("issuer", sa.String(255), primary_key=True),
+    sa.Column("context_id", sa.String(255), primary_key=True),
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("url", sa.String(1024), nullable=False),
+    sa.Column("score_maximum", sa.Float, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+# the score outbox: one row per change of a student's counting final score, sent by ``outbox.drain``;
+# status: pending (retried at next_try_at) | sent | failed (the LMS refused: error holds its answer) |
+# superseded (a newer score of the same student and assignment was sent instead)
+lti_scores = sa.Table(
+    "grader_lti_scores",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("student", sa.String(128), nullable=False),
+    sa.Column("assignment", sa.String(128), nullable=False),
+    sa.Column("score_given", sa.Float, nullable=False),
+    sa.Column("score_maximum", sa.Float, nullable=False),
+    sa.Column("activity_progress", sa.String(32), nullable=False),
+    sa.Column("grading_progress", sa.String(32), nullable=False),
+    sa.Column("recorded_at", sa.DateTime, nullable=False),  # the AGS timestamp (naive UTC)
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("next_try_at", sa.DateTime, nullable=False),
+    sa.Column("error", sa.Text, nullable=False, server_default=""),
+    sa.Column("sent_at", sa.DateTime, nullable=True),
+    sa.Index("ix_grader_lti_scores_status_next", "status", "next_try_at"),
+    sa.Index("ix_grader_lti_scores_student_assignment", "student", "assignment"),
+)
