@@ -79,6 +79,24 @@ class DatabaseUnavailable(InfrastructureError):
     retry_after_s = 5
 
 
+class LmsError(InfrastructureError):
+    """An LMS (an LTI platform's token, roster or grade endpoint) failed, timed out or refused a request.
+
+    ``status``: the HTTP status it answered (None when it did not answer); ``answer``: what it said
+    (the start of its response text), for the message and for the dashboard."""
+
+    def __init__(self, url: str, status: int | None, answer: str = "", what: str = "") -> None:
+        self.url = url
+        self.status = status
+        self.answer = answer.strip()[:500]
+        said = f": {self.answer}" if self.answer else ""
+        if status is None:
+            message = f"the LMS at {url} did not answer{said}"
+        else:
+            message = f"the LMS answered {status} at {url}{said}"
+        super().__init__(f"{what}: {message}" if what else message)
+
+
 class LostClaim(GraderError):
     """A worker's claim on a job was taken over (it was presumed dead): it must record nothing."""
 

@@ -48,4 +48,5 @@ def tool(tmp_path_factory: pytest.TempPathFactory, platform: LMS) -> Iterator[Se
             platform.deployment_id,
         )
         assert added.returncode == 0, added.stderr
+        platform.tool_jwks_url = f"{srv.url}/lti/jwks.json"
         yield srv
