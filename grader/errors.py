@@ -97,6 +97,11 @@ class LmsError(InfrastructureError):
         super().__init__(f"{what}: {message}" if what else message)
 
 
+class LmsRefused(GraderError):
+    """The LMS refused what the tool sent (a 4xx: a score or line item it will not take), or there is nowhere to
+    send it. Final, not retried: the message holds the LMS's answer, which the dashboard shows."""
+
+
 class LostClaim(GraderError):
     """A worker's claim on a job was taken over (it was presumed dead): it must record nothing."""
 

@@ -42,6 +42,9 @@ class ServiceConfig:
     sweep_interval_s: float = 5.0  # how often `grader serve` looks for jobs to publish (again)
     republish_after_s: float = 120.0  # a queued job nobody claimed for this long is published again
     after_record: tuple[str, ...] = ()  # hooks run after each recorded grade (``hooks``): "canvas-csv", "mod:fn"
+    # LTI grade passback (hook "lti-ags", ``lti.outbox``): the first retry while the LMS is down, doubling up to the max
+    lti_retry_s: float = 30.0
+    lti_retry_max_s: float = 3600.0
     hub_course: str = ""  # under JupyterHub: the course id of the hub groups (default: nbgrader_config.py)
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
 
@@ -108,6 +111,11 @@ def load(
         raise ConfigurationError(f"GraderService.counting must be one of {COUNTING}, not {config.counting!r}")
     _check_scale_out(config)
     _check_hooks(config)
+    if not 0 < config.lti_retry_s <= config.lti_retry_max_s:
+        raise ConfigurationError(
+            "GraderService.lti_retry_s must be positive and at most GraderService.lti_retry_max_s "
+            f"(now {config.lti_retry_s} and {config.lti_retry_max_s})"
+        )
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
     if bad:
         raise ConfigurationError(f"GraderService.feedback_policy: {bad} not in {FEEDBACK_POLICIES}")

@@ -7,6 +7,8 @@ fails at start-up, not at the first grade.  Built in:
 
     canvas-csv   keep ``exports/canvas.csv`` current (the Canvas gradebook import of the dashboard)
     grades-csv   keep ``exports/grades.csv`` current (exactly what ``nbgrader export`` writes)
+    lti-ags      queue the counting final score for the LMS (LTI grade passback: ``lti.outbox``;
+                 ``grader serve`` sends it in the background)
 
 A new export, grade passback to an LMS or per-student variants plug in here, without editing
 the pipeline.
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 BUILT_IN = {
     "canvas-csv": "grader.service.dashboard.export:keep_canvas_csv",
     "grades-csv": "grader.service.dashboard.export:keep_grades_csv",
+    "lti-ags": "grader.service.lti.outbox:after_record",
 }
 
 

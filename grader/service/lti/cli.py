@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--jwks-url", required=True, help="the platform's public key set (JWKS) URL")
     add.add_argument("--deployment-id", action="append", required=True, help="a deployment id (repeatable)")
     actions.add_parser("platforms", help="list the registered platforms")
+    actions.add_parser(
+        "send-scores", help="send the queued grades to the LMS now (grader serve also does, in the background)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,7 +25,14 @@ def run(args: argparse.Namespace) -> int:
     from ..records.store import Store
     from . import platforms
 
-    store = Store(service_config.load().db_url)
+    settings = service_config.load()
+    store = Store(settings.db_url)
+    if args.lti_action == "send-scores":
+        from . import outbox
+
+        done = outbox.drain(store.engine, settings, everything=True)
+        print(f"grader lti send-scores: {done.words()}")
+        return 1 if done.busy or done.failed or done.retrying else 0
     if args.lti_action == "add-platform":
         found = platforms.Platform(
             issuer=args.issuer,

@@ -19,6 +19,7 @@ from .. import queue
 from ..config import ServiceConfig
 from ..dashboard import export
 from ..grading import feedback, intake
+from ..lti import outbox
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
 from . import auth, exchange_api, http, hub, lti, pages
@@ -227,11 +228,17 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # grade passback: the scores the "lti-ags" hook queues are sent from here (also those of `grader worker`s)
+        sender = outbox.Sender(store.engine, config) if start_workers and "lti-ags" in config.after_record else None
         if start_workers:
             workers.start()
+        if sender is not None:
+            sender.start()
         try:
             yield
         finally:
+            if sender is not None:
+                sender.stop()
             workers.stop()
 
     routes: list[Any] = [

@@ -24,6 +24,7 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.Forbidden: 403,
     errors.NotFound: 404,
     errors.InfrastructureError: 503,
+    errors.LmsRefused: 502,  # the LMS refused a score or line item (grader.service.lti.ags)
     errors.LmsError: 502,  # the LMS failed or refused (grader.service.lti.services)
 }
 

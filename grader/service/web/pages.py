@@ -21,6 +21,7 @@ from ...errors import GraderError, InfrastructureError, NotFound, StudentError
 from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
 from ..grading import feedback, intake
+from ..lti import outbox
 from ..records.models import Submission
 from ..records.store import Store
 from ..rules import deadlines
@@ -99,8 +100,17 @@ async def gradebook(request: Request) -> Response:
         return (final if final is not None else -1.0, student)
 
     students.sort(key=key, reverse=descending)
+    lms = sorted(outbox.passback(request.app.state.store.engine).values(), key=lambda p: (p.student, p.assignment))
     return _render(
-        request, "gradebook.html", user=user, book=book, students=students, q=query, sort=sort, descending=descending
+        request,
+        "gradebook.html",
+        user=user,
+        book=book,
+        students=students,
+        q=query,
+        sort=sort,
+        descending=descending,
+        passback=lms,
     )
 
 
@@ -132,7 +142,8 @@ async def student_page(request: Request) -> Response:
     history = _history(request, student, staff=True)
     if not history["attempts"] and student not in stats.course(request.app.state.config)[1]:
         raise NotFound(f"no student {student!r}: not on the roster and no submissions")
-    return _render(request, "student.html", user=user, **history)
+    lms = sorted(outbox.passback(request.app.state.store.engine, student).values(), key=lambda p: p.assignment)
+    return _render(request, "student.html", user=user, passback=lms, **history)
 
 
 def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:
