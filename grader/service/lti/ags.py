@@ -141,12 +141,11 @@ def line_item(engine: Engine, found: Platform, target: Target, assignment: str, 
         known = conn.execute(sa.select(lti_line_items).where(*key)).first()
     if known is not None and known.score_maximum == maximum:
         return str(known.url)
-    if known is not None:
-        item = _put_maximum(engine, found, str(known.url), assignment, maximum)
-    else:
+    item = _put_maximum(engine, found, str(known.url), assignment, maximum) if known is not None else None
+    if item is None:  # not remembered, or deleted on the LMS side meanwhile
         item = _find(engine, found, target, assignment) or _create(engine, found, target, assignment, maximum)
         if float(item.get("scoreMaximum", maximum)) != maximum:
-            item = _put_maximum(engine, found, str(item["id"]), assignment, maximum)
+            item = _put_maximum(engine, found, str(item["id"]), assignment, maximum) or item
     url = str(item["id"])
     with engine.begin() as conn:
         conn.execute(lti_line_items.delete().where(*key))
@@ -219,11 +218,14 @@ def _create(engine: Engine, found: Platform, target: Target, assignment: str, ma
     return item
 
 
-def _put_maximum(engine: Engine, found: Platform, url: str, assignment: str, maximum: float) -> dict[str, Any]:
+def _put_maximum(engine: Engine, found: Platform, url: str, assignment: str, maximum: float) -> dict[str, Any] | None:
+    """The line item at ``url`` with its maximum points updated; None when the LMS no longer has it."""
     body = {"id": url, "label": assignment, "scoreMaximum": maximum, "resourceId": assignment, "tag": TAG}
     answer = services.call(
         engine, found, "PUT", url, [LINEITEM_SCOPE], json_body=body, content_type=LINEITEM_TYPE, accept=LINEITEM_TYPE
     )
+    if answer.status_code == 404:
+        return None
     if not answer.is_success:
         raise _refused(f"updating the maximum points of the line item {assignment}", url, answer)
     item = _json(answer, url)

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from grader.errors import ConfigurationError
 from grader.service import config as service_config
 from grader.service import hooks
-from grader.service.lti import outbox
+from grader.service.lti import ags, outbox
 from grader.service.records.tables import lti_contexts, lti_line_items, lti_members, lti_scores, now
 from grader.service.web.sessions import COOKIE
 
@@ -309,3 +309,34 @@ def test_the_back_off_doubles_up_to_its_cap_and_bad_settings_fail_at_start_up(se
     with pytest.raises(ConfigurationError, match=r"lti_retry_s must be positive and at most .*lti_retry_max_s"):
         service_config.load(service.root, lti_retry_s=10, lti_retry_max_s=5)
     assert hooks.after_record(settings) == (outbox.after_record,)
+
+
+def test_a_forgotten_line_item_is_found_by_its_resource_id_and_a_new_maximum_is_put(
+    service: Server, lms: LMS, ada: dict[str, Any]
+) -> None:
+    """The tool lost what it remembered (a restored backup): it finds the assignment's line item by resourceId
+    instead of making a second one. When the assignment's maximum points change, the line item is updated."""
+    user = link(service, lms, "eve")
+    engine = service.store.engine
+    existing = lms.ags.item_for(P1)
+    assert existing is not None
+    with engine.begin() as conn:
+        conn.execute(lti_line_items.delete().where(lti_line_items.c.assignment == P1))
+    count = len(lms.ags.items)
+    maximum = ada["max_score"]
+
+    def score(points: float, out_of: float) -> ags.Score:
+        return ags.Score("eve", P1, points, out_of, "Completed", "FullyGraded", now())
+
+    ags.send(engine, score(1.0, maximum))
+    assert len(lms.ags.items) == count and lms.ags.item_for(P1) == existing
+    with engine.connect() as conn:
+        assert (
+            conn.execute(sa.select(lti_line_items.c.url).where(lti_line_items.c.assignment == P1)).scalar()
+            == (existing["id"])
+        )
+    ags.send(engine, score(1.0, maximum + 5))  # the tests changed: more points
+    assert lms.ags.items[existing["id"]]["scoreMaximum"] == maximum + 5
+    ags.send(engine, score(2.0, maximum))
+    assert lms.ags.items[existing["id"]]["scoreMaximum"] == maximum
+    assert [s["scoreGiven"] for s in lms.ags.scores_of(P1, user)] == [1.0, 1.0, 2.0]
