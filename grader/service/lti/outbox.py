@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("grader.service")
 
 LEASE_KEY = "lti_score_sender"  # its row in grader_settings: who drains the outbox, until when
-LEASE_S = 300.0
+LEASE_S = 120.0  # a sender that died holding it delays sending by at most this long
 WAKE = threading.Event()  # set by ``record``: the sender in this process looks at once
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -340,3 +341,19 @@ def test_a_forgotten_line_item_is_found_by_its_resource_id_and_a_new_maximum_is_
     ags.send(engine, score(2.0, maximum))
     assert lms.ags.items[existing["id"]]["scoreMaximum"] == maximum
     assert [s["scoreGiven"] for s in lms.ags.scores_of(P1, user)] == [1.0, 1.0, 2.0]
+
+
+def test_a_queued_score_survives_a_restart_of_the_service(service: Server, lms: LMS, ada: dict[str, Any]) -> None:
+    """Queued while the LMS is down, the score is in the database: the restarted service sends it."""
+    lms.down = True
+    try:
+        queued = outbox.record(service.store, service_config.load(service.root), "ada", P1)
+        eventually("a failed try", lambda: next(r for r in rows(service, "ada") if r.id == queued).attempts >= 1)
+        service.kill(signal.SIGTERM)
+    finally:
+        lms.down = False
+    assert next(r for r in rows(service, "ada") if r.id == queued).status == "pending"
+    service.start()
+    row = eventually("sent after the restart", lambda: settled(service, "ada", queued))
+    assert row.status == "sent" and row.attempts >= 1
+    assert abs((stamp(lms.ags.scores_of(P1, ada["user"])[-1]) - row.recorded_at).total_seconds()) < 0.001
