@@ -149,7 +149,7 @@ def test_the_built_in_export_hook_keeps_the_canvas_csv_current(grading: Course) 
 
 def test_a_hook_that_does_not_exist_fails_at_start_up(grading: Course) -> None:
     for name, says in (
-        ("canvas", "neither a built-in hook (canvas-csv, grades-csv) nor package.module:function"),
+        ("canvas", "neither a built-in hook (canvas-csv, grades-csv, lti-ags) nor package.module:function"),
         ("no_such_module:f", "cannot import 'no_such_module'"),
         ("grader.service.dashboard.export:nothing", "has no function 'nothing'"),
     ):
