@@ -1,8 +1,12 @@
 """A page inside JupyterLab's own server (``/grader/``): assignments, submit, every attempt's score.
 
 ``pip install`` of the package enables it (the wheel installs ``etc/jupyter/jupyter_server_config.d/
-grader.json``; after an editable install, ``jupyter server extension enable grader.lab``); open
-``<lab URL>/grader/`` in a Lab tab.
+grader.json``; after an editable install, ``jupyter server extension enable grader.lab``).  The Lab
+opens it in a tab: *Course grades* on the Launcher, in the File menu and the command palette (the
+prebuilt JupyterLab extension ``grader-course-grades``: source in ``labextension-src/``, bundle in
+``labextension/``, installed by the wheel into ``share/jupyter/labextensions/``).
+It also answers the *Submit* of nbgrader's own Assignments panel (``panel.py``): one sentence, never
+a traceback.
 Its handlers call the grading service server-side with the student's ``c.GraderExchange.url`` /
 ``c.GraderExchange.token`` (from ``nbgrader_config.py``, else ``$GRADER_URL`` / ``$GRADER_TOKEN``):
 the token never reaches the page.  Everything shown is what the service answers: its score, late
@@ -21,6 +25,8 @@ from jupyter_server.base.handlers import JupyterHandler
 from tornado import web
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
+
+from .panel import PanelSubmitHandler
 
 PAGE = Path(__file__).with_name("page.html")
 
@@ -122,6 +128,7 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
             (f"{base}/grader/?", PageHandler),
             (f"{base}/grader/api/state", AssignmentsHandler),
             (f"{base}/grader/api/submit", SubmitHandler),
+            (f"{base}/assignments/(?P<action>submit)", PanelSubmitHandler),  # ahead of nbgrader's (panel.py)
         ],
     )
     server_app.log.info("grader.lab: the grading page is at %sgrader/", web_app.settings["base_url"])

@@ -11,114 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import shutil
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-import pytest
-
 from ..browser import ARTIFACTS, launched, require_chromium
-from ..service.conftest import FIXTURES, QUICK, Server, free_port, running_server
-
-A = "ps2_autograd"
-BIN = Path(sys.executable).parent
-PLUGIN = "".join(
-    f'c.ExchangeFactory.{key} = "grader.exchange.{name}"\n'
-    for key, name in {
-        "exchange": "GraderExchange",
-        "fetch_assignment": "GraderFetchAssignment",
-        "submit": "GraderSubmit",
-        "list": "GraderList",
-        "fetch_feedback": "GraderFetchFeedback",
-    }.items()
-)
-
-
-@dataclass
-class Lab:
-    home: Path
-    url: str
-    token: str
-    process: subprocess.Popen[bytes]
-
-
-def backdate(server: Server, student: str) -> None:
-    """The student's attempts so far were received two days ago (on time for a due date a day ago)."""
-    import sqlalchemy as sa
-
-    from grader.service.records.tables import submissions
-
-    with server.store.engine.begin() as conn:
-        conn.execute(
-            sa.update(submissions)
-            .where(submissions.c.student == student)
-            .values(received_at=dt.datetime.utcnow() - dt.timedelta(days=2))
-        )
-
-
-def set_due(server: Server, due: dt.datetime) -> None:
-    from nbgrader.api import Gradebook
-
-    from grader.service import config
-
-    with Gradebook(config.load(server.root).db_url) as gradebook:
-        gradebook.update_or_create_assignment(A, duedate=due)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    yield from running_server(tmp_path_factory.mktemp("lab-service"), QUICK)
-
-
-def student_home(server: Server, root: Path, user: str) -> tuple[Path, str]:
-    home = root / user
-    (home / A).mkdir(parents=True)
-    token = server.token(user)
-    (home / "nbgrader_config.py").write_text(
-        f'c = get_config()\nc.CourseDirectory.course_id = "pytorch101"\n{PLUGIN}'
-        f'c.GraderExchange.url = "{server.url}"\nc.GraderExchange.token = "{token}"\n'
-    )
-    return home, token
-
-
-def clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_", "JUPYTER"))}
-    env.update(HOME=str(home), JUPYTER_CONFIG_DIR=str(home / ".jupyter"), JUPYTER_DATA_DIR=str(home / ".jdata"))
-    return env
-
-
-@pytest.fixture(scope="module")
-def lab(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    home, _ = student_home(server, tmp_path_factory.mktemp("lab"), "lab-student")
-    port, token = free_port(), "lab-test-token"
-    command = [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", f"--ServerApp.token={token}"]
-    command += ["--ServerApp.jpserver_extensions={'grader.lab': True}", f"--ServerApp.root_dir={home}", "--allow-root"]
-    log = (home.parent / "lab.log").open("wb")
-    process = subprocess.Popen(command, cwd=home, env=clean_env(home), stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        if process.poll() is not None:
-            break
-        try:
-            if httpx.get(f"{url}/grader/?token={token}", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    else:
-        process.kill()
-        raise RuntimeError((home.parent / "lab.log").read_text()[-3000:])
-    try:
-        yield Lab(home, url, token, process)
-    finally:
-        process.terminate()
-        process.wait(30)
+from ..service.conftest import FIXTURES, Server
+from .conftest import BIN, STUDENT, A, Lab, backdate, clean_env, set_due, student_home
 
 
 def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(server: Server, lab: Lab) -> None:
@@ -141,14 +40,14 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         expect(section.locator("td.msg").first).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / "lab-scores-on-time.png"))
 
-        backdate(server, "lab-student")
+        backdate(server, STUDENT)
         set_due(server, dt.datetime.utcnow() - dt.timedelta(days=1, hours=1))
         section.get_by_role("button", name=f"Submit {A}").click()
         question = section.locator("p.question")
         expect(question).to_contain_text("Submit late, with the late penalty?")
         expect(question).to_contain_text("late penalty")
         page.screenshot(path=str(ARTIFACTS / "lab-scores-confirm-late.png"))
-        assert len(server.store.submissions(student="lab-student")) == 1  # nothing sent before yes
+        assert len(server.store.submissions(student=STUDENT, assignment=A)) == 1  # nothing sent before yes
         section.get_by_role("button", name="Yes, submit late").click()
         second = section.locator("tr.attempt").nth(1)
         expect(second).to_contain_text("graded", timeout=240_000)
@@ -165,7 +64,7 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         text = error.inner_text()
         assert "Traceback" not in text and "\n" not in text.strip()
         page.screenshot(path=str(ARTIFACTS / "lab-scores-refused.png"))
-    attempts = server.store.submissions(student="lab-student")
+    attempts = server.store.submissions(student=STUDENT, assignment=A)
     assert len(attempts) == 2
 
 
