@@ -1,4 +1,4 @@
-"""``grader lti``: register platforms (LMSs) and list them."""
+"""``grader lti``: register platforms (LMSs), list them, sync the roster from the LMS."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--jwks-url", required=True, help="the platform's public key set (JWKS) URL")
     add.add_argument("--deployment-id", action="append", required=True, help="a deployment id (repeatable)")
     actions.add_parser("platforms", help="list the registered platforms")
+    sync = actions.add_parser(
+        "sync-roster", help="fetch the course's members from the LMS (Names and Roles) into the gradebook and users"
+    )
+    sync.add_argument("--issuer", help="only this platform (default: every platform a launch recorded a course of)")
+    sync.add_argument("--context", help="only the platform of this LMS course id (the context id of a launch)")
     actions.add_parser(
         "send-scores", help="send the queued grades to the LMS now (grader serve also does, in the background)"
     )
@@ -33,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
         done = outbox.drain(store.engine, settings, everything=True)
         print(f"grader lti send-scores: {done.words()}")
         return 1 if done.busy or done.failed or done.retrying else 0
+    if args.lti_action == "sync-roster":
+        from . import roster
+
+        synced = roster.sync(store.engine, settings.db_url, args.issuer, args.context)
+        print(f"grader lti sync-roster: {synced.words()}")
+        return 0
     if args.lti_action == "add-platform":
         found = platforms.Platform(
             issuer=args.issuer,

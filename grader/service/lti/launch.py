@@ -4,7 +4,9 @@ Login: store a fresh state and nonce, send the browser to the platform's auth UR
 Launch: the platform posts back a signed id_token; it must verify against the platform's
 JWKS, name this tool's client id as audience, be unexpired, carry a registered deployment
 id and the nonce of an unused login whose state came back with it. Only then is the user
-signed in, with the role the LMS asserts (``role_for``).
+signed in, with the role the LMS asserts (``role_for``), as the course user the LMS user maps to
+(``members``), and the LMS course it came from is recorded (``record_context``: where its roster
+and line items are, for ``roster`` and grade passback).
 """
 
 from __future__ import annotations
@@ -13,19 +15,23 @@ import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 
 from ...errors import LaunchRefused
-from ..records.tables import lti_logins, now
+from ..records.tables import lti_contexts, lti_logins, now
+from . import members
 from .platforms import platform
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 INSTRUCTOR_ROLES = ("#Instructor", "#Administrator", "#ContentDeveloper")
 SCOPES = (
     "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
@@ -37,7 +43,7 @@ TA_ROLES = ("#TeachingAssistant", "/Instructor#TeachingAssistant")
 
 @dataclass(frozen=True)
 class Launch:
-    user: str
+    user: str  # the course user id (``members``), not the LMS's opaque ``sub``
     role: str
     claims: dict[str, Any]
 
@@ -68,7 +74,10 @@ def login_redirect(engine: Engine, params: dict[str, str], launch_url: str) -> s
 
 
 def role_for(roles: list[str]) -> str:
-    """The service role for the LTI roles the LMS asserts: Instructor (or admin) -> admin, TA -> ta, else student."""
+    """The service role for the LTI roles the LMS asserts: Instructor (or admin) -> admin, TA -> ta, else student.
+
+    Full role URIs, or the short names some platforms list in NRPS ("Instructor", "TeachingAssistant")."""
+    roles = [r if ("#" in r or "/" in r) else f"#{r}" for r in roles]
     if any(r.endswith(TA_ROLES) for r in roles):
         return "ta"
     if any(r.endswith(INSTRUCTOR_ROLES) for r in roles):
@@ -108,7 +117,63 @@ def verify(engine: Engine, id_token: str, state: str) -> Launch:
         raise LaunchRefused("only resource-link launches are supported")
     _use_nonce(engine, state, str(claims.get("nonce", "")), issuer)
     roles = [str(r) for r in claims.get(CLAIM + "roles", [])]
-    return Launch(user=str(claims["sub"]), role=role_for(roles), claims=claims)
+    role = role_for(roles)
+    record_context(engine, issuer, claims)
+    user = members.launched(engine, issuer, person(claims, role))
+    return Launch(user=user, role=role, claims=claims)
+
+
+def person(claims: dict[str, Any], role: str) -> members.Person:
+    """The LMS user a launch's claims describe."""
+    lis = claims.get(CLAIM + "lis")
+    sourcedid = lis.get("person_sourcedid") if isinstance(lis, dict) else None
+    name = claims.get("name") or " ".join(str(claims.get(k) or "") for k in ("given_name", "family_name")).strip()
+    return members.Person(
+        lms_user_id=str(claims["sub"]),
+        role=role,
+        name=str(name or ""),
+        email=str(claims.get("email") or ""),
+        sourcedid=str(sourcedid or ""),
+    )
+
+
+def _url(value: Any) -> str | None:
+    """A service URL from a claim: an http(s) URL, else nothing."""
+    if isinstance(value, str) and urlsplit(value).scheme in ("http", "https") and len(value) <= 1024:
+        return value
+    return None
+
+
+def record_context(engine: Engine, issuer: str, claims: dict[str, Any]) -> None:
+    """Store (or refresh) the launch's LMS course: its title, deployment, and where its roster (NRPS) and
+    line items (AGS) are. A launch without a service claim keeps what an earlier one recorded."""
+    context = claims.get(CLAIM + "context")
+    if not isinstance(context, dict) or not context.get("id"):
+        return
+    nrps, ags = claims.get(NRPS_CLAIM), claims.get(AGS_CLAIM)
+    values: dict[str, Any] = {
+        "deployment_id": str(claims.get(CLAIM + "deployment_id", ""))[:255],
+        "title": str(context.get("title") or context.get("label") or "")[:255],
+        "updated_at": now(),
+    }
+    if isinstance(nrps, dict) and _url(nrps.get("context_memberships_url")):
+        values["memberships_url"] = _url(nrps.get("context_memberships_url"))
+    if isinstance(ags, dict):
+        if _url(ags.get("lineitems")):
+            values["lineitems_url"] = _url(ags.get("lineitems"))
+        if isinstance(ags.get("scope"), list):
+            values["lineitem_scopes"] = json.dumps([str(s) for s in ags["scope"]])
+    key = {"issuer": issuer, "context_id": str(context["id"])[:255]}
+    where = (lti_contexts.c.issuer == key["issuer"], lti_contexts.c.context_id == key["context_id"])
+    for attempt in range(2):
+        try:
+            with engine.begin() as conn:
+                if conn.execute(lti_contexts.update().where(*where).values(**values)).rowcount == 0:
+                    conn.execute(lti_contexts.insert().values(**key, **values))
+            return
+        except IntegrityError:  # another launch from the same course inserted it a moment ago
+            if attempt == 1:
+                raise
 
 
 def _use_nonce(engine: Engine, state: str, nonce: str, issuer: str) -> None:

@@ -1,4 +1,5 @@
-"""The tool's LTI 1.3 endpoints: login initiation, launch, its JWKS and its registration JSON."""
+"""The tool's LTI 1.3 endpoints: login initiation, launch, its JWKS and its registration JSON; and the
+dashboard's "sync the roster from the LMS" button (on the settings page)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ...errors import LaunchRefused
-from ..lti import launch, platforms
+from ...errors import GraderError, LaunchRefused
+from ..config import ServiceConfig
+from ..lti import launch, platforms, roster
 from ..records.store import Store
-from . import sessions
+from . import http, pages, sessions
 
 
 async def _params(request: Request) -> dict[str, str]:
@@ -85,9 +87,27 @@ async def config_json(request: Request) -> Response:
     )
 
 
+async def sync_roster(request: Request) -> Response:
+    """Staff: fetch the roster from the LMS now; the settings page again, with what changed or what failed."""
+    user = sessions.staff(request)
+    form = await request.form(max_files=0, max_fields=8)
+    sessions.check_csrf(request, form.get("csrf"))
+    store: Store = request.app.state.store
+    config: ServiceConfig = request.app.state.config
+    try:
+        issuer, course = str(form.get("issuer") or "") or None, str(form.get("context") or "") or None
+        synced = await run_in_threadpool(roster.sync, store.engine, config.db_url, issuer, course)
+    except GraderError as error:
+        page = pages._settings(request, notice="", error=f"The roster was not synced: {error}")
+        return pages._render(request, "settings.html", http.status_of(error), user=user, **page)
+    notice = f"Synced the {synced.words()}."
+    return pages._render(request, "settings.html", user=user, **pages._settings(request, notice=notice, error=""))
+
+
 routes = [
     Route("/lti/login", login, methods=["GET", "POST"], include_in_schema=False),
     Route("/lti/launch", launch_post, methods=["POST"], name="lti_launch", include_in_schema=False),
     Route("/lti/jwks.json", jwks, methods=["GET"], include_in_schema=False),
     Route("/lti/config.json", config_json, methods=["GET"], include_in_schema=False),
+    Route("/admin/lti/sync-roster", sync_roster, methods=["POST"], include_in_schema=False),
 ]

@@ -281,9 +281,12 @@ async def settings_page(request: Request) -> Response:
 
 
 def _settings(request: Request, notice: str, error: str) -> dict[str, Any]:
+    from ..lti import roster
+
     config: ServiceConfig = request.app.state.config
     assignments, students, extensions = stats.course(config)
     return {
+        "lms_courses": roster.contexts(request.app.state.store.engine),
         "assignments": assignments,
         "students": students,
         "extensions": sorted(extensions.items()),

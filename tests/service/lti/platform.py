@@ -71,6 +71,7 @@ class LMS:
     # the course's membership (NRPS), per context id: the members as the LMS lists them; page_size per page
     members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     page_size: int = 100
+    fail_pages: set[int] = field(default_factory=set)  # NRPS pages (0, 1, ...) that answer 500
     # the gradebook side of AGS (line items, scores received): tests/service/lti/lms_ags.py
     ags: AgsBook = field(default_factory=AgsBook)
 
@@ -195,6 +196,8 @@ class LMS:
                 return JSONResponse({"error": "no such context"}, status_code=404)
             everyone = self.members[context]
             page = int(request.query_params.get("page", "0"))
+            if page in self.fail_pages:
+                return Response(f"page {page} is down", status_code=500)
             chunk = everyone[page * self.page_size : (page + 1) * self.page_size]
             headers = {}
             if (page + 1) * self.page_size < len(everyone):

@@ -4,6 +4,7 @@ the LMS's role; an expired, mis-addressed, re-played or forged launch is a 401 t
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,11 +14,11 @@ import sqlalchemy as sa
 from joserfc.jwk import RSAKey
 
 from grader.service.lti import launch as lti_launch
-from grader.service.records.tables import tokens, users
+from grader.service.records.tables import lti_contexts, lti_members, tokens, users
 
 from ..conftest import Server
 from .conftest import grader
-from .platform import CLAIM, INSTRUCTOR, LEARNER, LMS
+from .platform import AGS_CLAIM, AGS_SCOPES, CLAIM, INSTRUCTOR, LEARNER, LMS, NRPS_CLAIM
 
 
 def login(tool: Server, platform: LMS) -> dict[str, str]:
@@ -162,3 +163,62 @@ def test_grader_lti_platforms_lists_the_registration(tool: Server, platform: LMS
     listed = grader(tool.root, "lti", "platforms")
     assert listed.returncode == 0, listed.stderr
     assert f"{platform.issuer}\tclient grader-tool\tdeployments other-deployment,deploy-1" in listed.stdout
+
+
+def launch_as(tool: Server, platform: LMS, **claims: Any) -> httpx.Response:
+    query = login(tool, platform)
+    answer = post_launch(tool, platform.id_token(query["nonce"], **claims), query["state"])
+    assert answer.status_code == 200, answer.text
+    return answer
+
+
+def test_a_launch_records_its_course_and_where_its_services_are(tool: Server, platform: LMS) -> None:
+    launch_as(tool, platform, sub="context-recorder")
+    with tool.store.engine.connect() as conn:
+        row = conn.execute(sa.select(lti_contexts).where(lti_contexts.c.issuer == platform.issuer)).one()
+    assert (row.context_id, row.title, row.deployment_id) == ("course-1", "PyTorch", platform.deployment_id)
+    assert row.memberships_url == platform.memberships_url()
+    assert row.lineitems_url == platform.lineitems_url()
+    assert json.loads(row.lineitem_scopes) == list(AGS_SCOPES)
+    # a later launch without the service claims keeps them (and the course is recorded once)
+    launch_as(tool, platform, sub="context-recorder", **{NRPS_CLAIM: None, AGS_CLAIM: None})
+    with tool.store.engine.connect() as conn:
+        rows = conn.execute(sa.select(lti_contexts).where(lti_contexts.c.issuer == platform.issuer)).all()
+    assert len(rows) == 1 and rows[0].memberships_url == platform.memberships_url()
+
+
+def course_user(tool: Server, platform: LMS, sub: str) -> str:
+    with tool.store.engine.connect() as conn:
+        return str(
+            conn.execute(
+                sa.select(lti_members.c.user_id).where(
+                    lti_members.c.issuer == platform.issuer, lti_members.c.lms_user_id == sub
+                )
+            ).scalar_one()
+        )
+
+
+def test_the_lms_user_maps_to_a_readable_course_id_fixed_at_first_sight(tool: Server, platform: LMS) -> None:
+    lis = CLAIM + "lis"
+    first = launch_as(
+        tool, platform, sub="opaque-8f3a", email="Ada.L@uni.example", **{lis: {"person_sourcedid": "S 0042/ada"}}
+    )
+    assert "Signed in from the LMS as s-0042-ada (student)" in text(first)
+    # the LMS changes the sourcedid: the course id stays
+    launch_as(tool, platform, sub="opaque-8f3a", **{lis: {"person_sourcedid": "new-id"}})
+    assert course_user(tool, platform, "opaque-8f3a") == "s-0042-ada"
+    # another LMS user with the same sourcedid gets an id of their own
+    launch_as(tool, platform, sub="opaque-other", **{lis: {"person_sourcedid": "S 0042/ada"}})
+    assert course_user(tool, platform, "opaque-other") == "s-0042-ada-2"
+    # no sourcedid: the email's local part
+    launch_as(tool, platform, sub="opaque-9", email="Grace.Hopper@uni.example")
+    assert course_user(tool, platform, "opaque-9") == "grace.hopper"
+
+
+def test_the_lms_cannot_take_over_a_local_account(tool: Server, platform: LMS) -> None:
+    tool.store.issue_token("local-admin", "admin")
+    answer = launch_as(tool, platform, sub="local-admin", **{CLAIM + "roles": [LEARNER]})
+    assert "Signed in from the LMS as local-admin-2 (student)" in text(answer)
+    with tool.store.engine.connect() as conn:
+        role = conn.execute(sa.select(users.c.role).where(users.c.id == "local-admin")).scalar_one()
+    assert role == "admin"
