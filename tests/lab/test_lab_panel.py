@@ -106,6 +106,12 @@ def test_the_assignments_panel_explains_refusals_confirms_late_and_course_grades
         expect(rows.nth(0)).not_to_contain_text("this one counts")
         assert float(second.locator("td.penalty").inner_text()) > 0
         page.screenshot(path=str(ARTIFACTS / "lab-course-grades.png"))
+        section = frame.locator(f"#a-{B}")  # the page's own POST works inside the tab's sandbox (_xsrf, same origin)
+        section.get_by_role("button", name=f"Submit {B}").click()
+        expect(section.locator("p.question")).to_contain_text("Submit late, with the late penalty?", timeout=60_000)
+        section.get_by_role("button", name="No").click()
+        expect(section.locator(".result")).to_have_text("Not submitted.")
+        assert len(attempts()) == 2
 
         page.locator(".lm-MenuBar-itemLabel", has_text="File").click()
         expect(page.locator(".lm-Menu-itemLabel", has_text="Course grades")).to_be_visible()
