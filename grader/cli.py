@@ -343,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     regrading.set_defaults(func=_regrade)
     from .service.lti import cli as lti_cli
 
-    lti = commands.add_parser("lti", help="LTI 1.3: register LMS platforms, list them (DEPLOYMENT.md)")
+    lti = commands.add_parser("lti", help="LTI 1.3: register LMSs, sync the roster, send grades (DEPLOYMENT.md)")
     lti_cli.add_arguments(lti)
     lti.set_defaults(func=lti_cli.run)
     return parser
