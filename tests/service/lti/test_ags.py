@@ -148,6 +148,7 @@ def ada(service: Server, lms: LMS) -> dict[str, Any]:
     result = graded(service, "ada", P1, "correct")
     assert result["status"] == "graded"
     eventually("ada's score in the LMS", lambda: lms.ags.scores_of(P1, user))
+    eventually("recorded as sent", lambda: all(r.status != "pending" for r in rows(service, "ada")))
     return {**result, "before": before, "user": user}
 
 
@@ -195,7 +196,7 @@ def test_an_extension_and_a_regrade_send_the_new_score(service: Server, lms: LMS
     both = eventually("bea's regraded score", lambda: (s := lms.ags.scores_of(P2, user)) and len(s) == 2 and s)
     assert both[1]["scoreGiven"] == late["max_score"] == both[1]["scoreMaximum"]
     assert stamp(both[1]) > stamp(both[0])
-    assert [r.status for r in rows(service, "bea")] == ["sent", "sent"]
+    eventually("both recorded as sent", lambda: [r.status for r in rows(service, "bea")] == ["sent", "sent"])
 
 
 def test_scores_wait_while_the_lms_is_down_and_only_the_newest_arrives(service: Server, lms: LMS) -> None:
@@ -222,7 +223,9 @@ def test_scores_wait_while_the_lms_is_down_and_only_the_newest_arrives(service: 
         lms.down = False
     (arrived,) = eventually("cyd's score after the LMS came back", lambda: lms.ags.scores_of(P1, user))
     assert arrived["scoreGiven"] == right["final_score"]
-    first, second = rows(service, "cyd")
+    first, second = eventually(
+        "recorded as sent", lambda: (r := rows(service, "cyd")) and r[1].status != "pending" and r
+    )
     assert (first.status, second.status) == ("superseded", "sent")
     time.sleep(2.5)  # the superseded one is never sent later
     assert len(lms.ags.scores_of(P1, user)) == 1
@@ -357,3 +360,32 @@ def test_a_queued_score_survives_a_restart_of_the_service(service: Server, lms: 
     row = eventually("sent after the restart", lambda: settled(service, "ada", queued))
     assert row.status == "sent" and row.attempts >= 1
     assert abs((stamp(lms.ags.scores_of(P1, ada["user"])[-1]) - row.recorded_at).total_seconds()) < 0.001
+
+
+def test_the_dashboard_shows_each_students_lms_status_in_a_browser(service: Server, ada: dict[str, Any]) -> None:
+    """In Chromium, as an instructor: the gradebook names the failed passback, the student's page says why."""
+    from ...browser import launched, require_chromium
+
+    require_chromium()
+    from playwright.sync_api import expect
+
+    assert rows(service, "dan"), "runs after test_a_student_without_an_lms_user_fails_with_what_to_do"
+    with launched() as browser:
+        context = browser.new_context()
+        try:
+            host = service.url.split("//", 1)[1].split(":")[0]
+            token = service.token("ags-browser-admin", "admin")
+            context.add_cookies([{"name": COOKIE, "value": token, "domain": host, "path": "/"}])
+            page = context.new_page()
+            page.goto(f"{service.url}/admin")
+            summary = page.locator("#lms-passback")
+            expect(summary).to_contain_text("failed: dan / ps1_tensors")
+            summary.get_by_role("link", name="dan / ps1_tensors").click()
+            page.wait_for_url(f"{service.url}/admin/students/dan")
+            row = page.locator(f'#lms-passback tr[data-assignment="{P1}"]')
+            expect(row.locator("td").nth(0)).to_have_text("failed")
+            expect(row).to_contain_text("the LMS refused it: no LMS course to send dan's score to")
+            page.goto(f"{service.url}/admin/students/ada")
+            expect(page.locator(f'#lms-passback tr[data-assignment="{P1}"] td').nth(0)).to_have_text("sent")
+        finally:
+            context.close()
