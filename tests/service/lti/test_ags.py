@@ -389,3 +389,27 @@ def test_the_dashboard_shows_each_students_lms_status_in_a_browser(service: Serv
             expect(page.locator(f'#lms-passback tr[data-assignment="{P1}"] td').nth(0)).to_have_text("sent")
         finally:
             context.close()
+
+
+def test_a_student_who_launched_from_the_lms_gets_their_grade_there(service: Server, lms: LMS) -> None:
+    """The whole path: a learner launches the tool from the course (the launch records the course's AGS claim and
+    maps the LMS user to a course id), submits with the session the launch gave, is graded; the LMS has the
+    score under the learner's LMS user id."""
+    from .test_launch import login, post_launch
+
+    query = login(service, lms)
+    id_token = lms.id_token(query["nonce"], sub="lms-sub-7f3a", email="zoe@uni.example")
+    launched = post_launch(service, id_token, query["state"])
+    assert launched.status_code == 200, launched.text
+    token = launched.cookies[COOKIE]
+    user = service.store.user_for_token(token)
+    assert user is not None and user.role == "student"
+    with service.client(token) as client:
+        answer = submit(client, P1, fixture_bytes(P1, "correct"))
+    assert answer.status_code == 202, answer.text
+    result = service.wait_graded(token, answer.json()["id"], timeout=300)
+    (score,) = eventually("the learner's score in the LMS", lambda: lms.ags.scores_of(P1, "lms-sub-7f3a"))
+    assert score["scoreGiven"] == result["final_score"] and score["scoreMaximum"] == result["max_score"]
+    assert eventually("sent", lambda: (r := rows(service, user.id)) and settled(service, user.id, r[-1].id)).status == (
+        "sent"
+    )
