@@ -28,6 +28,7 @@ MEMBERSHIP = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MAX_PAGES = 500
 RANK = {"student": 0, "ta": 1, "admin": 2}
+SHOWN = 12  # ids named per outcome in the summary
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,10 @@ class RosterSync:
 
     def words(self) -> str:
         def some(ids: tuple[str, ...], word: str) -> str:
-            return f"{len(ids)} {word}" + (f" ({', '.join(ids)})" if ids else "")
+            if not ids:
+                return f"0 {word}"
+            more = f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+            return f"{len(ids)} {word} ({', '.join(ids[:SHOWN])}{more})"
 
         return (
             f"roster of {', '.join(self.courses)}: {self.students} active student(s), {self.staff} staff; "

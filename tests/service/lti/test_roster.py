@@ -147,12 +147,16 @@ def test_a_dropped_member_is_marked_keeps_their_grades_and_can_come_back(roster_
 
 def test_the_roster_is_fetched_page_by_page(roster_tool: Server, lms: LMS) -> None:
     launch(roster_tool, lms, "c-t", [INSTRUCTOR])
-    lms.members[CONTEXT] = course("c") + [member(f"c-x{i}") for i in range(4)]
+    lms.members[CONTEXT] = course("c") + [member(f"c-x{i:02}") for i in range(14)]
     lms.page_size = 2
     done = sync(roster_tool, lms)
-    assert len(done.added) == 8 and done.students == 7
+    assert len(done.added) == 18 and done.students == 17
     pages = [path for _, path, _ in lms.requests if path.startswith("/nrps/")]
-    assert pages == [f"/nrps/{CONTEXT}/memberships"] + [f"/nrps/{CONTEXT}/memberships?page={n}" for n in (1, 2, 3, 4)]
+    assert pages == [f"/nrps/{CONTEXT}/memberships"] + [f"/nrps/{CONTEXT}/memberships?page={n}" for n in range(1, 10)]
+    # a long list is named in part
+    assert "18 added (c-s1, c-s3, c-x00, c-x01, c-x02, c-x03, c-x04, c-x05, c-x06, c-x07, c-x08, c-x09 and 6 more)" in (
+        done.words()
+    )
 
 
 def test_an_lms_that_fails_changes_nothing(roster_tool: Server, lms: LMS) -> None:
