@@ -1,0 +1,132 @@
+"""The score outbox (``grader.service.lti.outbox``) on SQLite and PostgreSQL: what ``record`` queues, which row
+``drain`` sends and which it supersedes, the sender's lease, and what the dashboard reads (``passback``).
+
+No LMS here (``test_ags.py`` sends to the test LMS): a student linked to no LMS user makes ``drain`` fail the
+row it would send, which is enough to see which row that is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from grader import course
+from grader.service.config import ServiceConfig
+from grader.service.lti import outbox
+from grader.service.queue import leases
+from grader.service.records.models import Grade
+from grader.service.records.store import Store
+from grader.service.records.tables import lti_scores, now, settings
+
+from ..conftest import fresh_database
+
+A = "ps1_tensors"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    course.put_bin_on_path()
+    if request.param == "sqlite":
+        made = Store(f"sqlite:///{tmp_path / 'gradebook.db'}", create=True)
+        yield made
+        made.engine.dispose()
+        return
+    with fresh_database("grader_outbox") as url:
+        made = Store(url, create=True)
+        yield made
+        made.engine.dispose()
+
+
+def config(tmp_path: Path, store: Store, counting: str = "latest") -> ServiceConfig:
+    return ServiceConfig(course_root=tmp_path, db_url=str(store.engine.url), counting=counting)
+
+
+def graded(store: Store, tmp_path: Path, student: str, score: float, penalty: float = 0.0) -> int:
+    """An attempt stored and graded through the store's own path (intake's row and job, a claim, the record)."""
+    ident = store.add_submission(student, A, b"{}", now(), "database", tmp_path)
+    job = leases.claim(store, None, "test", None, 3)
+    assert job is not None and job.submission_id == ident
+    store.finish_job(job, Grade(submission_id=ident, score=score, max_score=10.0, late_penalty=penalty))
+    return ident
+
+
+def statuses(store: Store, student: str) -> list[str]:
+    with store.engine.connect() as conn:
+        query = sa.select(lti_scores.c.status).where(lti_scores.c.student == student).order_by(lti_scores.c.id)
+        return list(conn.execute(query).scalars())
+
+
+def test_record_queues_the_counting_final_score(store: Store, tmp_path: Path) -> None:
+    settings_ = config(tmp_path, store)
+    assert outbox.record(store, settings_, "ann", A) is None  # nothing counts yet: nothing to send
+    graded(store, tmp_path, "ann", 8.0, penalty=2.0)
+    before = now()
+    ident = outbox.record(store, settings_, "ann", A)
+    with store.engine.connect() as conn:
+        row = conn.execute(sa.select(lti_scores).where(lti_scores.c.id == ident)).one()
+    assert (row.score_given, row.score_maximum) == (6.0, 10.0)  # raw less the late penalty
+    assert (row.activity_progress, row.grading_progress, row.status, row.attempts) == (
+        "Completed",
+        "FullyGraded",
+        "pending",
+        0,
+    )
+    assert before <= row.recorded_at <= now() and row.next_try_at == row.recorded_at
+    # under "best", a worse later attempt does not change what is sent
+    graded(store, tmp_path, "ann", 3.0)
+    best = outbox.record(store, config(tmp_path, store, "best"), "ann", A)
+    latest = outbox.record(store, settings_, "ann", A)
+    with store.engine.connect() as conn:
+        given = {r.id: r.score_given for r in conn.execute(sa.select(lti_scores.c.id, lti_scores.c.score_given))}
+    assert (given[best], given[latest]) == (6.0, 3.0)
+
+
+def test_drain_sends_only_the_newest_and_never_an_older_after_a_newer(store: Store, tmp_path: Path) -> None:
+    settings_ = config(tmp_path, store)
+    graded(store, tmp_path, "bob", 5.0)
+    for _ in range(3):
+        outbox.record(store, settings_, "bob", A)
+    done = outbox.drain(store.engine, settings_)
+    # the newest was the one tried (here it fails: bob has no LMS user); the two older ones never will be
+    assert (done.failed, done.superseded, done.sent, done.retrying) == (1, 2, 0, 0)
+    assert statuses(store, "bob") == ["superseded", "superseded", "failed"]
+    assert "not linked to an LMS user" in outbox.passback(store.engine, "bob")[("bob", A)].error
+    # a pending score older than one already sent is superseded, not sent
+    late = outbox.record(store, settings_, "bob", A)
+    newer = outbox.record(store, settings_, "bob", A)
+    with store.engine.begin() as conn:
+        conn.execute(lti_scores.update().where(lti_scores.c.id == newer).values(status="sent", sent_at=now()))
+    assert outbox.drain(store.engine, settings_).superseded == 1
+    assert statuses(store, "bob")[-2:] == ["superseded", "sent"]
+    assert late is not None and outbox.passback(store.engine, "bob")[("bob", A)].status == "sent"
+
+
+def test_a_score_waits_for_its_next_try_unless_everything_is_asked_for(store: Store, tmp_path: Path) -> None:
+    settings_ = config(tmp_path, store)
+    graded(store, tmp_path, "cat", 5.0)
+    ident = outbox.record(store, settings_, "cat", A)
+    with store.engine.begin() as conn:
+        later = now() + dt.timedelta(hours=1)
+        conn.execute(lti_scores.update().where(lti_scores.c.id == ident).values(attempts=3, next_try_at=later))
+    assert outbox.drain(store.engine, settings_) == outbox.Drained(retrying=1)  # not due: untouched
+    assert statuses(store, "cat") == ["pending"]
+    assert outbox.drain(store.engine, settings_, everything=True).failed == 1  # grader lti send-scores
+
+
+def test_one_sender_at_a_time_and_a_dead_holders_lease_lapses(store: Store, tmp_path: Path) -> None:
+    engine = store.engine
+    assert outbox._lease(engine, "serve:1")
+    assert outbox._lease(engine, "serve:1")  # renewed
+    assert not outbox._lease(engine, "cli:2")
+    assert outbox.drain(engine, config(tmp_path, store), holder="cli:2").busy
+    outbox._release(engine, "serve:1")
+    assert outbox._lease(engine, "cli:2")
+    stale = now() - dt.timedelta(seconds=outbox.LEASE_S + 1)
+    with engine.begin() as conn:
+        conn.execute(settings.update().where(settings.c.key == outbox.LEASE_KEY).values(updated_at=stale))
+    assert outbox._lease(engine, "serve:3")  # cli:2 died holding it
+    assert not outbox._lease(engine, "cli:2")
