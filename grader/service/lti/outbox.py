@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ...errors import LmsError, LmsRefused
+from ..records.store import DATABASE_ERRORS
 from ..records.tables import lti_scores, now, settings
 from ..rules.counting import counting_attempt, final_score
 from . import ags
@@ -148,6 +149,8 @@ def drain(engine: Engine, config: ServiceConfig, everything: bool = False, holde
                 _finish(engine, newest.id, "failed", str(error))
                 failed += 1
                 log.warning("grade passback of %s/%s failed: %s", newest.student, newest.assignment, error)
+            except DATABASE_ERRORS:
+                raise  # the database is away: the sender tries again later, nothing is lost
             except LmsError as error:
                 attempts = newest.attempts + 1
                 wait = backoff(config, attempts)
@@ -161,6 +164,15 @@ def drain(engine: Engine, config: ServiceConfig, everything: bool = False, holde
                 log.warning("grade passback of %s: %s; trying again in %.3g s", what, error, wait)
                 retrying += 1
                 break
+            except Exception as error:  # a bug (or an LMS answer nothing here expected): shown, not retried forever
+                log.exception("grade passback of %s/%s: the sender failed", newest.student, newest.assignment)
+                _finish(
+                    engine,
+                    newest.id,
+                    "failed",
+                    f"the grader failed sending this score ({type(error).__name__}: {error})",
+                )
+                failed += 1
             else:
                 _finish(engine, newest.id, "sent", "")
                 sent += 1

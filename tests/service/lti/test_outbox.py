@@ -16,11 +16,11 @@ import sqlalchemy as sa
 
 from grader import course
 from grader.service.config import ServiceConfig
-from grader.service.lti import outbox
+from grader.service.lti import outbox, platforms
 from grader.service.queue import leases
 from grader.service.records.models import Grade
 from grader.service.records.store import Store
-from grader.service.records.tables import lti_scores, now, settings
+from grader.service.records.tables import lti_contexts, lti_members, lti_scores, now, settings
 
 from ..conftest import fresh_database
 
@@ -130,3 +130,36 @@ def test_one_sender_at_a_time_and_a_dead_holders_lease_lapses(store: Store, tmp_
         conn.execute(settings.update().where(settings.c.key == outbox.LEASE_KEY).values(updated_at=stale))
     assert outbox._lease(engine, "serve:3")  # cli:2 died holding it
     assert not outbox._lease(engine, "cli:2")
+
+
+def test_an_unexpected_error_fails_the_score_visibly_not_blocking_the_queue(store: Store, tmp_path: Path) -> None:
+    """A course whose stored AGS scopes are not the JSON list they should be (a bug): the score fails with the
+    error, visibly, and the next student's score is still tried."""
+    settings_ = config(tmp_path, store)
+    url = "https://lms.example/x"
+    platforms.add_platform(store.engine, platforms.Platform("https://lms.example", "tool", url, url, url, ("d",)))
+    with store.engine.begin() as conn:
+        conn.execute(
+            lti_contexts.insert().values(
+                issuer="https://lms.example",
+                context_id="c1",
+                deployment_id="d",
+                lineitems_url="https://lms.example/c1/lineitems",
+                lineitem_scopes="[not json",
+                updated_at=now(),
+            )
+        )
+        conn.execute(
+            lti_members.insert().values(
+                issuer="https://lms.example", lms_user_id="u-dee", user_id="dee", role="student", synced_at=now()
+            )
+        )
+    graded(store, tmp_path, "dee", 5.0)
+    graded(store, tmp_path, "eli", 5.0)
+    outbox.record(store, settings_, "dee", A)
+    outbox.record(store, settings_, "eli", A)
+    done = outbox.drain(store.engine, settings_)
+    assert done.failed == 2 and statuses(store, "dee") == ["failed"] and statuses(store, "eli") == ["failed"]
+    error = outbox.passback(store.engine, "dee")[("dee", A)].error
+    assert error.startswith("the grader failed sending this score (JSONDecodeError: ")
+    assert "not linked to an LMS user" in outbox.passback(store.engine, "eli")[("eli", A)].error
