@@ -1,9 +1,13 @@
 """The score outbox: every change of a student's counting final score, kept in the database until the LMS has it.
 
 ``record`` is the one way in: the ``after_record`` hook ``lti-ags`` calls it after every recorded
-grade (a first grade, a resubmission, a regrade: a regrade is a recorded grade), and so does
-anything else that changes which score counts. It reads the counting final score
-(``rules.counting``) and inserts one row; no HTTP happens there, so grading never waits for the LMS.
+grade (a first grade, a resubmission, a regrade: a regrade is a recorded grade). It reads the
+counting final score (``rules.counting``) and inserts one row; no HTTP happens there, so grading
+never waits for the LMS. Extensions, due dates and the late policy change a score only through a
+regrade (the penalty is recorded with the grade), so they arrive by the hook too. What changes the
+counting score without a recorded grade (a regrade that fails for good, so another attempt counts;
+the counting rule changed between two starts) is found by ``reconcile``, which the sender runs at
+start and every ``RECONCILE_S``, and which calls ``record`` as well.
 
 ``drain`` sends (``ags.send``), one sender at a time across processes (a lease in
 ``grader_settings``): ``grader serve``'s background ``Sender``, or ``grader lti send-scores``.
@@ -22,6 +26,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +36,19 @@ from sqlalchemy.engine import Engine
 from ...errors import LmsError, LmsRefused
 from ..records.store import DATABASE_ERRORS
 from ..records.tables import lti_scores, now, settings
-from ..rules.counting import counting_attempt, final_score
+from ..rules.counting import counting, counting_attempt, final_score
 from . import ags
 
 if TYPE_CHECKING:
     from ..config import ServiceConfig
-    from ..records.models import Recorded
+    from ..records.models import Recorded, Submission
     from ..records.store import Store
 
 log = logging.getLogger("grader.service")
 
 LEASE_KEY = "lti_score_sender"  # its row in grader_settings: who drains the outbox, until when
 LEASE_S = 120.0  # a sender that died holding it delays sending by at most this long
+RECONCILE_S = 300.0  # how often the sender compares the counting scores with what it last queued
 WAKE = threading.Event()  # set by ``record``: the sender in this process looks at once
 
 
@@ -215,12 +221,40 @@ def passback(engine: Engine, student: str | None = None) -> dict[tuple[str, str]
     }
 
 
-class Sender:
-    """``grader serve``'s background sender: drains the outbox when a score is queued, and every ``lti_retry_s``."""
+def reconcile(store: Store, config: ServiceConfig) -> int:
+    """Queue the counting final score of every student and assignment whose score was queued before and has
+    changed since without a recorded grade (a regrade that failed for good, so another attempt counts; the
+    counting rule changed between two starts). A student with an attempt still being graded is left until it
+    is recorded (the hook queues it then). How many were queued."""
+    latest = passback(store.engine)
+    attempts: dict[tuple[str, str], list[Submission]] = {}
+    for submission in store.submissions():
+        if (submission.student, submission.assignment) in latest:
+            attempts.setdefault((submission.student, submission.assignment), []).append(submission)
+    queued = 0
+    for (student, assignment), own in attempts.items():
+        if any(a.status in ("queued", "running") for a in own):
+            continue
+        counts = counting(own, config.counting)
+        known = latest[(student, assignment)]
+        if counts is None:
+            continue
+        now_given, now_max = final_score(counts.score, counts.late_penalty), float(counts.max_score or 0.0)
+        if (now_given, now_max) != (known.score_given, known.score_maximum):
+            queued += record(store, config, student, assignment) is not None
+    return queued
 
-    def __init__(self, engine: Engine, config: ServiceConfig) -> None:
-        self.engine = engine
+
+class Sender:
+    """``grader serve``'s background sender: drains the outbox when a score is queued, and every ``lti_retry_s``;
+    looks for counting scores changed without a recorded grade (``reconcile``) at start and every
+    ``RECONCILE_S``."""
+
+    def __init__(self, store: Store, config: ServiceConfig) -> None:
+        self.store = store
+        self.engine = store.engine
         self.config = config
+        self.reconciled = -RECONCILE_S
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="grader-lti-scores", daemon=True)
 
@@ -236,6 +270,9 @@ class Sender:
         while not self.stopping.is_set():
             WAKE.clear()
             try:
+                if time.monotonic() - self.reconciled >= RECONCILE_S:
+                    self.reconciled = time.monotonic()
+                    reconcile(self.store, self.config)
                 drain(self.engine, self.config)
             except Exception:  # the database away, a bug: logged, and the loop goes on (the rows are kept)
                 log.exception("grade passback: the sender failed; trying again in %.0f s", self.config.lti_retry_s)

@@ -229,7 +229,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # grade passback: the scores the "lti-ags" hook queues are sent from here (also those of `grader worker`s)
-        sender = outbox.Sender(store.engine, config) if start_workers and "lti-ags" in config.after_record else None
+        sender = outbox.Sender(store, config) if start_workers and "lti-ags" in config.after_record else None
         if start_workers:
             workers.start()
         if sender is not None:

@@ -163,3 +163,27 @@ def test_an_unexpected_error_fails_the_score_visibly_not_blocking_the_queue(stor
     error = outbox.passback(store.engine, "dee")[("dee", A)].error
     assert error.startswith("the grader failed sending this score (JSONDecodeError: ")
     assert "not linked to an LMS user" in outbox.passback(store.engine, "eli")[("eli", A)].error
+
+
+def test_reconcile_queues_scores_changed_without_a_recorded_grade(store: Store, tmp_path: Path) -> None:
+    """A regrade that fails for good (another attempt counts now) and a change of the counting rule change the
+    counting final score without a recorded grade: ``reconcile`` queues it, and leaves a student whose attempt
+    is being graded alone."""
+    latest = config(tmp_path, store)
+    graded(store, tmp_path, "fay", 8.0)
+    second = graded(store, tmp_path, "fay", 3.0)
+    outbox.record(store, latest, "fay", A)
+    graded(store, tmp_path, "gus", 4.0)  # never queued (passback was off then): not reconciled
+    assert outbox.reconcile(store, latest) == 0  # nothing changed
+    assert outbox.reconcile(store, config(tmp_path, store, "best")) == 1  # the rule changed: the 8 counts
+    assert outbox.passback(store.engine, "fay")[("fay", A)].score_given == 8.0
+    assert outbox.reconcile(store, latest) == 1  # and back
+    store.enqueue([second])  # a regrade of the 3 ...
+    assert outbox.reconcile(store, latest) == 0  # ... while it runs, nothing is queued
+    job = leases.claim(store, None, "test", None, 3)
+    assert job is not None and job.submission_id == second
+    store.fail_job(job, "the grader could not grade this submission", retry=False)  # ... fails for good
+    assert outbox.reconcile(store, latest) == 1
+    assert outbox.passback(store.engine, "fay")[("fay", A)].score_given == 8.0
+    assert outbox.reconcile(store, latest) == 0
+    assert statuses(store, "gus") == []
