@@ -413,3 +413,15 @@ def test_a_student_who_launched_from_the_lms_gets_their_grade_there(service: Ser
     assert eventually("sent", lambda: (r := rows(service, user.id)) and settled(service, user.id, r[-1].id)).status == (
         "sent"
     )
+
+
+def test_the_scores_url_keeps_the_line_item_url_s_query() -> None:
+    """Moodle's line item URLs carry a query (``?type_id=``): ``/scores`` goes on the path, before it."""
+    moodle = "https://moodle.example.edu/mod/lti/services.php/2/lineitems/5/lineitem?type_id=1"
+    assert (
+        ags.scores_url(moodle)
+        == "https://moodle.example.edu/mod/lti/services.php/2/lineitems/5/lineitem/scores?type_id=1"
+    )
+    assert ags.scores_url("https://canvas.example/api/lti/courses/1/line_items/7/") == (
+        "https://canvas.example/api/lti/courses/1/line_items/7/scores"
+    )
