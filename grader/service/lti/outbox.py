@@ -35,7 +35,7 @@ from sqlalchemy.engine import Engine
 
 from ...errors import LmsError, LmsRefused
 from ..records.store import DATABASE_ERRORS
-from ..records.tables import lti_scores, now, settings
+from ..records.tables import lti_contexts, lti_members, lti_scores, now, settings
 from ..rules.counting import counting, counting_attempt, final_score
 from . import ags
 
@@ -224,23 +224,25 @@ def passback(engine: Engine, student: str | None = None) -> dict[tuple[str, str]
 def reconcile(store: Store, config: ServiceConfig) -> int:
     """Queue the counting final score of every student and assignment whose score was queued before and has
     changed since without a recorded grade (a regrade that failed for good, so another attempt counts; the
-    counting rule changed between two starts). A student with an attempt still being graded is left until it
-    is recorded (the hook queues it then). How many were queued."""
+    counting rule changed between two starts), and of every active LMS-linked student whose score was never
+    queued (graded before passback was turned on, or before the student was linked). A student with an attempt
+    still being graded is left until it is recorded (the hook queues it then). How many were queued."""
     latest = passback(store.engine)
+    linked = _linked(store.engine)
     attempts: dict[tuple[str, str], list[Submission]] = {}
     for submission in store.submissions():
-        if (submission.student, submission.assignment) in latest:
+        if (submission.student, submission.assignment) in latest or submission.student in linked:
             attempts.setdefault((submission.student, submission.assignment), []).append(submission)
     queued = 0
     for (student, assignment), own in attempts.items():
         if any(a.status in ("queued", "running") for a in own):
             continue
         counts = counting(own, config.counting)
-        known = latest[(student, assignment)]
+        known = latest.get((student, assignment))
         if counts is None:
             continue
         now_given, now_max = final_score(counts.score, counts.late_penalty), float(counts.max_score or 0.0)
-        if (now_given, now_max) != (known.score_given, known.score_maximum):
+        if known is None or (now_given, now_max) != (known.score_given, known.score_maximum):
             queued += record(store, config, student, assignment) is not None
     return queued
 
@@ -280,6 +282,17 @@ class Sender:
 
 
 # --- the rows ---------------------------------------------------------------------------------------------
+
+
+def _linked(engine: Engine) -> set[str]:
+    """Course users linked to an active LMS user of a platform that has a course offering grade passback."""
+    query = (
+        sa.select(lti_members.c.user_id)
+        .join(lti_contexts, lti_contexts.c.issuer == lti_members.c.issuer)
+        .where(lti_members.c.status == "active", lti_contexts.c.lineitems_url.isnot(None))
+    )
+    with engine.connect() as conn:
+        return set(conn.execute(query).scalars())
 
 
 def _due(engine: Engine, everything: bool) -> list[Any]:

@@ -187,3 +187,39 @@ def test_reconcile_queues_scores_changed_without_a_recorded_grade(store: Store, 
     assert outbox.passback(store.engine, "fay")[("fay", A)].score_given == 8.0
     assert outbox.reconcile(store, latest) == 0
     assert statuses(store, "gus") == []
+
+
+def test_reconcile_queues_a_linked_students_score_that_was_never_queued(store: Store, tmp_path: Path) -> None:
+    """Grades recorded before passback was turned on (or before the student was linked to the LMS) reach the LMS:
+    ``reconcile`` queues the counting final score of every active LMS-linked student once; a dropped member, an
+    unlinked student and a student whose score is already queued are left alone."""
+    latest = config(tmp_path, store)
+    with store.engine.begin() as conn:
+        conn.execute(
+            lti_contexts.insert().values(
+                issuer="https://lms.example",
+                context_id="c1",
+                deployment_id="d",
+                lineitems_url="https://lms.example/c1/lineitems",
+                updated_at=now(),
+            )
+        )
+        for lms_user, user, status in (("u-hal", "hal", "active"), ("u-ivy", "ivy", "dropped")):
+            conn.execute(
+                lti_members.insert().values(
+                    issuer="https://lms.example",
+                    lms_user_id=lms_user,
+                    user_id=user,
+                    role="student",
+                    status=status,
+                    synced_at=now(),
+                )
+            )
+    graded(store, tmp_path, "hal", 6.0, penalty=1.0)  # graded before the hook was on: never queued
+    graded(store, tmp_path, "ivy", 7.0)  # dropped from the LMS course
+    graded(store, tmp_path, "jon", 7.0)  # not linked to the LMS
+    assert outbox.reconcile(store, latest) == 1
+    assert statuses(store, "hal") == ["pending"]
+    assert outbox.passback(store.engine, "hal")[("hal", A)].score_given == 5.0
+    assert statuses(store, "ivy") == [] and statuses(store, "jon") == []
+    assert outbox.reconcile(store, latest) == 0  # queued once
