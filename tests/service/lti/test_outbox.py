@@ -54,6 +54,21 @@ def graded(store: Store, tmp_path: Path, student: str, score: float, penalty: fl
     return ident
 
 
+def lms_course(store: Store, lineitem_scopes: str = "[]") -> None:
+    """An LMS course offering grade passback, as a launch records it."""
+    with store.engine.begin() as conn:
+        conn.execute(
+            lti_contexts.insert().values(
+                issuer="https://lms.example",
+                context_id="c1",
+                deployment_id="d",
+                lineitems_url="https://lms.example/c1/lineitems",
+                lineitem_scopes=lineitem_scopes,
+                updated_at=now(),
+            )
+        )
+
+
 def statuses(store: Store, student: str) -> list[str]:
     with store.engine.connect() as conn:
         query = sa.select(lti_scores.c.status).where(lti_scores.c.student == student).order_by(lti_scores.c.id)
@@ -138,17 +153,8 @@ def test_an_unexpected_error_fails_the_score_visibly_not_blocking_the_queue(stor
     settings_ = config(tmp_path, store)
     url = "https://lms.example/x"
     platforms.add_platform(store.engine, platforms.Platform("https://lms.example", "tool", url, url, url, ("d",)))
+    lms_course(store, lineitem_scopes="[not json")
     with store.engine.begin() as conn:
-        conn.execute(
-            lti_contexts.insert().values(
-                issuer="https://lms.example",
-                context_id="c1",
-                deployment_id="d",
-                lineitems_url="https://lms.example/c1/lineitems",
-                lineitem_scopes="[not json",
-                updated_at=now(),
-            )
-        )
         conn.execute(
             lti_members.insert().values(
                 issuer="https://lms.example", lms_user_id="u-dee", user_id="dee", role="student", synced_at=now()
@@ -194,16 +200,8 @@ def test_reconcile_queues_a_linked_students_score_that_was_never_queued(store: S
     ``reconcile`` queues the counting final score of every active LMS-linked student once; a dropped member, an
     unlinked student and a student whose score is already queued are left alone."""
     latest = config(tmp_path, store)
+    lms_course(store)
     with store.engine.begin() as conn:
-        conn.execute(
-            lti_contexts.insert().values(
-                issuer="https://lms.example",
-                context_id="c1",
-                deployment_id="d",
-                lineitems_url="https://lms.example/c1/lineitems",
-                updated_at=now(),
-            )
-        )
         for lms_user, user, status in (("u-hal", "hal", "active"), ("u-ivy", "ivy", "dropped")):
             conn.execute(
                 lti_members.insert().values(
