@@ -18,7 +18,9 @@ a failing test.  Three defences, none of which changes an honest notebook:
   traps, events, prefilters, the recorder) and every list or dict of hooks a
   cell can add to (``Guard.held``: transformers, event callbacks, prefilters,
   ``set_hook``), and the notebook's ``torch``/``np`` names are compared by
-  identity with a snapshot taken when the kernel started.  Whatever changed is
+  identity with a snapshot taken when the kernel started. (A module's or
+  class's namespace whose version tag has not moved since it was last found
+  intact is not compared again: nothing was stored in it since; ``versions.py``.)  Whatever changed is
   put back before the test runs, all of it: a hook that was caught cannot
   swallow a later test's error. The test cell fails with a message naming what
   was changed (0 points: stock nbgrader would have been fooled instead); every
@@ -48,6 +50,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import versions
+
 # Modules whose attributes the tests (or the kernel's own reporting) rely on.
 MODULES = (
     "builtins",
@@ -72,12 +76,14 @@ MODULES = (
     "IPython.core.interactiveshell",
     "IPython.core.displayhook",
     "IPython.core.compilerop",
+    "ast",
     "grader",
     "grader.checks",
     "grader.engine.shell",
     "grader.engine.protocol",
     "grader.engine.zygote",
     "grader.engine.guard",
+    "grader.engine.precompiled",
 )
 MODULE_PREFIXES = ("grader.checks.",)
 SYS_ATTRIBUTES = ("excepthook", "displayhook", "stdout", "stderr", "stdin", "__stdout__", "__stderr__")
@@ -268,6 +274,7 @@ def _held(shell: Any) -> list[Held]:
         Held.of("hooks", vars(shell), "hooks"),
         *(Held.of(f"{name} hooks", vars(dispatcher), "chain") for name, dispatcher in shell.hooks.items()),
         Held.of("string-dispatched hooks", vars(shell), "strdispatchers"),
+        Held.of("precompiled course cells", vars(shell.compile), "course_code"),
     ]
     return held
 
@@ -275,9 +282,12 @@ def _held(shell: Any) -> list[Held]:
 def _classes(shell: Any) -> list[type]:
     import torch
 
+    from . import precompiled
     from .shell import Stream
 
     found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException, Stream]
+    # what IPython builds a cell's statements with before compiling them, and the zygote's placeholders
+    found += [ast.AST, ast.Module, ast.Interactive, ast.Expr, ast.Pass, *precompiled.PLACEHOLDERS, precompiled.Entry]
     for obj in _instances(shell):
         found.extend(c for c in type(obj).__mro__ if c is not object)
     return list(dict.fromkeys(found))
@@ -294,9 +304,14 @@ class Guard:
         self.modules = {name: sys.modules[name] for name in names if name != "builtins"}
         self.builtins: dict[str, Any] = vars(sys.modules["builtins"])
         self.saved_builtins = dict(self.builtins)
+        # per namespace: its version tag when last found intact (see versions.py; None: compare in
+        # full), read before the snapshot is copied
+        self.module_tags = {name: versions.tag(vars(module)) for name, module in self.modules.items()}
         self.module_dicts = {name: dict(vars(module)) for name, module in self.modules.items()}
         self.module_items = {name: (tuple(d), tuple(d.values())) for name, d in self.module_dicts.items()}
-        self.classes = {cls: dict(vars(cls)) for cls in _classes(shell)}
+        classes = _classes(shell)
+        self.class_tags = {cls: _class_tag(cls) for cls in classes}
+        self.classes = {cls: dict(vars(cls)) for cls in classes}
         self.class_items = {cls: (tuple(d), tuple(d.values())) for cls, d in self.classes.items()}
         self.sys_values: dict[str, Any] = {}
         self.attached()
@@ -325,6 +340,7 @@ class Guard:
         self.sys_values = {name: getattr(sys, name, None) for name in SYS_ATTRIBUTES}
         self.saved_builtins = dict(self.builtins)
         module = vars(getpass)
+        self.module_tags["getpass"] = versions.tag(module)
         self.module_dicts["getpass"] = dict(module)
         self.module_items["getpass"] = (tuple(module), tuple(module.values()))
         self.modules["getpass"] = getpass
@@ -381,28 +397,38 @@ class Guard:
             if sys.modules.get(name) is not module:
                 found.append(f"sys.modules[{name!r}] was replaced")
                 sys.modules[name] = module
+            tag = self.module_tags.get(name)
+            version = -1 if tag is None else tag.read()
+            if tag is not None and version == tag.clean:
+                continue  # nothing was stored in or deleted from it since it was last found intact
             current = vars(module)
             keys, values = self.module_items[name]
-            if not any(map(operator.is_not, map(current.get, keys), values)):
-                continue  # the common case, compared in C: nothing replaced or deleted
-            saved = self.module_dicts[name]
-            for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v and k not in IGNORED]:
-                found.append(f"{name}.{key} was {'deleted' if key not in current else 'replaced'}")
-                current[key] = saved[key]
+            if any(map(operator.is_not, map(current.get, keys), values)):  # else: compared in C, intact
+                saved = self.module_dicts[name]
+                for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v and k not in IGNORED]:
+                    found.append(f"{name}.{key} was {'deleted' if key not in current else 'replaced'}")
+                    current[key] = saved[key]
+            elif tag is not None:
+                tag.clean = version  # the version read before comparing: a change made since shows next time
 
     def _check_classes(self, found: list[str]) -> None:
         for cls, saved in self.classes.items():
+            tag = self.class_tags.get(cls)
+            version = -1 if tag is None else tag.read()
+            if tag is not None and version == tag.clean:
+                continue
             current = vars(cls)
             keys, values = self.class_items[cls]
-            if len(current) == len(saved) and not any(map(operator.is_not, map(current.get, keys), values)):
-                continue
-            label = f"{cls.__module__}.{cls.__qualname__}"
-            for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v]:
-                found.append(f"{label}.{key} was {'deleted' if key not in current else 'replaced'}")
-                _restore(cls, key, saved[key])
-            for key in [k for k in current if k not in saved]:
-                found.append(f"{label}.{key} was added")
-                _restore(cls, key, _MISSING)
+            if len(current) != len(saved) or any(map(operator.is_not, map(current.get, keys), values)):
+                label = f"{cls.__module__}.{cls.__qualname__}"
+                for key in [k for k, v in saved.items() if current.get(k, _MISSING) is not v]:
+                    found.append(f"{label}.{key} was {'deleted' if key not in current else 'replaced'}")
+                    _restore(cls, key, saved[key])
+                for key in [k for k in current if k not in saved]:
+                    found.append(f"{label}.{key} was added")
+                    _restore(cls, key, _MISSING)
+            elif tag is not None:
+                tag.clean = version
 
     def _check_sys(self, found: list[str]) -> None:
         for name, value in self.sys_values.items():
@@ -520,6 +546,11 @@ def names_bound_by(code: str) -> set[str] | None:
 
     visit(tree)
     return names
+
+
+def _class_tag(cls: type) -> versions.Tag | None:
+    namespace = versions.class_dict(cls)
+    return None if namespace is None else versions.tag(namespace)
 
 
 def _own_method(obj: Any, key: str, value: Any) -> bool:

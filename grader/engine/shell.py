@@ -28,6 +28,7 @@ list of nbformat outputs, reproducing what nbclient writes into a notebook:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import json
 import os
@@ -41,6 +42,8 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import StdinNotImplementedError
 from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
+
+from . import precompiled
 
 Output = dict[str, Any]
 
@@ -236,6 +239,32 @@ class GradingCompiler(CachingCompiler):
     """
 
     hide_source = False
+    course_code: precompiled.Table  # the course's cells, compiled in the zygote (see ``prime``)
+    shell: Any = None
+
+    def ast_parse(self, source: str, filename: str = "<unknown>", symbol: str = "exec") -> Any:
+        entries = self.course_code.get((source, self.flags)) if symbol == "exec" and self._plain() else None
+        if entries is None:
+            return super().ast_parse(source, filename, symbol)
+        return precompiled.placeholders(entries)
+
+    def _plain(self) -> bool:
+        """Whether IPython runs a cell's statements as compiled (nothing rewrites the tree)."""
+        shell = self.shell
+        return shell is not None and not shell.ast_transformers and shell.ast_node_interactivity == "last_expr"
+
+    def __call__(self, source: Any, filename: str, symbol: str, **kwargs: Any) -> Any:
+        entry = precompiled.entry_of(source)
+        if entry is None:
+            return super().__call__(source, filename, symbol, **kwargs)
+        if symbol == entry.symbol and self.flags == entry.flags and not kwargs:
+            self.flags |= precompiled.features(entry.code)
+            return precompiled.named(entry.code, filename)
+        # asked for otherwise than precompiled (a cell changed how IPython runs statements): compile it
+        tree: Any = super().ast_parse(entry.text, filename)
+        node = tree.body[entry.index]
+        module = ast.Interactive([node]) if isinstance(source, ast.Interactive) else ast.Module([node], [])
+        return super().__call__(module, filename, symbol, **kwargs)  # type: ignore[arg-type]
 
     def cache(self, transformed_code: str, number: int = 0, raw_code: str | None = None) -> str:
         if not self.hide_source:
@@ -319,16 +348,19 @@ def create(recorder: Recorder) -> GradingShell:
     GradingShell.recorder = recorder
     shell = GradingShell.instance(config=config)
     shell.last_error = None
+    shell.compile.course_code = {}  # type: ignore[attr-defined]
+    shell.compile.shell = shell  # type: ignore[attr-defined]
     return shell
 
 
 def prime(shell: GradingShell, sources: list[str]) -> None:
     """Work out once what IPython works out from the text alone for the course's own cells.
 
-    Every submission runs the same test cells.  Two steps of ``run_cell`` are
+    Every submission runs the same test cells.  Three steps of ``run_cell`` are
     pure functions of a cell's text: the static input transformation (magics,
-    ``!cmd``) and whether it needs top-level ``await`` (IPython compiles the
-    whole cell to find out).  The zygote computes both for the course's cells;
+    ``!cmd``), whether it needs top-level ``await`` (IPython compiles the
+    whole cell to find out), and parsing and compiling its statements
+    (``precompiled.py``).  The zygote computes them for the course's cells;
     any other text takes IPython's own path.
     """
     from IPython.core import interactiveshell
@@ -349,6 +381,18 @@ def prime(shell: GradingShell, sources: list[str]) -> None:
 
     manager.transform_cell = cached_transform
     interactiveshell._should_be_async = cached_should_be_async  # type: ignore[attr-defined]
+    # and what ``run_cell`` parses and compiles: the cell as ``shell.transform_cell`` leaves it
+    compiler = shell.compile
+    top_level_await = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0) if shell.autoawait else 0
+    texts = []
+    for source in sources:
+        try:
+            texts.append(str(shell.transform_cell(source)))  # type: ignore[no-untyped-call]
+        except Exception:  # IPython shows the error when the cell runs
+            continue
+    compiler.course_code.update(  # type: ignore[attr-defined]
+        precompiled.compile_cells(texts, compiler.flags, compiler.flags | top_level_await)
+    )
 
 
 def attach(shell: GradingShell) -> None:
