@@ -192,8 +192,9 @@ def _grade_one(
 ) -> Outcome:
     import time
 
-    from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
+
+    from .onepass import OnePassAutograde
 
     started = time.monotonic()
     buffer = io.StringIO()
@@ -214,7 +215,7 @@ def _grade_one(
             coursedir = CourseDirectory(config=config, log=log)
             coursedir.assignment_id = assignment
             coursedir.student_id = student
-            app = Autograde(coursedir=coursedir, config=config, log=log)
+            app = OnePassAutograde(coursedir=coursedir, config=config, log=log)
             app.force = force
             app.create_student = create
             try:
