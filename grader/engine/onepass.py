@@ -39,7 +39,7 @@ from nbgrader.converters import Autograde
 def read_back(nb: Any) -> Any:
     """``nb`` as ``nbformat.read`` returns it from the file nbformat's writer makes of it."""
     text = json.dumps(nb, cls=BytesEncoder, sort_keys=True, ensure_ascii=False)
-    return strip_transient(rejoin_lines(nbformat.from_dict(json.loads(text))))
+    return strip_transient(rejoin_lines(nbformat.from_dict(json.loads(text))))  # type: ignore[no-untyped-call]
 
 
 class OnePassAutograde(Autograde):  # type: ignore[misc]
@@ -53,7 +53,7 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         resources = self.init_single_notebook_resources(notebook_filename)
         _describe(resources, notebook_filename, os.path.getmtime(notebook_filename))
         with open(notebook_filename, encoding="utf-8") as f:
-            nb = nbformat.read(f, as_version=4)
+            nb = nbformat.read(f, as_version=4)  # type: ignore[no-untyped-call]
         nb, resources = self._pass(nb, resources)
 
         build = self._format_dest(resources["nbgrader"]["assignment"], resources["nbgrader"]["student"])
@@ -92,7 +92,7 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         """``NotebookExporter.from_notebook_node``'s text and output suffix."""
         version = self.exporter.nbformat_version
         resources["output_suffix"] = f".v{version}" if version != nb.nbformat else ".nbconvert"
-        output: str = nbformat.writes(nb, version=version)
+        output: str = nbformat.writes(nb, version=version)  # type: ignore[no-untyped-call]
         return output if output.endswith("\n") else output + "\n"
 
 
