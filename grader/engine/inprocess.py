@@ -13,7 +13,10 @@ adaptations, none of which changes what nbgrader computes or writes:
   schema)`` for every cell, which checks the *schema* itself and builds a
   validator each time.  Here the schema is checked once and its validator
   reused; the instance is validated exactly as before (same validator class,
-  same ``best_match`` error).
+  same ``best_match`` error).  Every submission carries the release's metadata,
+  so a metadata value found valid once (compared by value and exact type, as
+  jsonschema tells ``1`` from ``1.0``, ``True`` and ``(1,)`` from ``[1]``) is not
+  validated again; an invalid one always is, and raises the same error.
 - The gradebook connection (a cache): every ``Gradebook(url)`` creates an
   engine, inspects the database, runs ``create_all`` (several queries) and
   makes sure the course row exists (a query and a commit), then disposes of
@@ -37,12 +40,36 @@ _applied = False
 _lock = threading.Lock()
 
 
+VALID_KEPT = 4096  # metadata values remembered as valid, per schema, before the memory starts again
+
+
+def _exact(value: Any) -> Any:
+    """A hashable stand-in for a JSON value that two values share only if jsonschema sees them alike;
+    ``None`` for anything but plain JSON types (never remembered)."""
+    kind = type(value)
+    if kind is dict:
+        items = []
+        for key, item in value.items():
+            inner = _exact(item)
+            if type(key) is not str or inner is None:
+                return None
+            items.append((key, inner))
+        return (dict, frozenset(items))
+    if kind is list:
+        inner_items = tuple(_exact(item) for item in value)
+        return None if any(i is None for i in inner_items) else (list, inner_items)
+    if kind in (str, int, float, bool) or value is None:
+        return (kind, value)
+    return None
+
+
 class _CachedJsonschema:
     """Stands in for the ``jsonschema`` module inside ``nbgrader.nbgraderformat.common``."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
         self._validators: dict[int, tuple[Any, Any]] = {}
+        self._valid: dict[int, set[Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
@@ -51,15 +78,26 @@ class _CachedJsonschema:
         if args or kwargs:
             self._module.validate(instance, schema, *args, **kwargs)
             return
-        cached = self._validators.get(id(schema))
-        if cached is None or cached[0] is not schema:
-            cls = self._module.validators.validator_for(schema)
-            cls.check_schema(schema)
-            cached = (schema, cls(schema))
-            self._validators[id(schema)] = cached
+        with _lock:
+            cached = self._validators.get(id(schema))
+            if cached is None or cached[0] is not schema:
+                cls = self._module.validators.validator_for(schema)
+                cls.check_schema(schema)
+                cached = (schema, cls(schema))
+                self._validators[id(schema)] = cached
+                self._valid[id(schema)] = set()
+            valid = self._valid[id(schema)]
+        key = _exact(instance)
+        if key is not None and key in valid:
+            return
         error = self._module.exceptions.best_match(cached[1].iter_errors(instance))
         if error is not None:
             raise error
+        if key is not None:
+            with _lock:
+                if len(valid) >= VALID_KEPT:
+                    valid.clear()
+                valid.add(key)
 
 
 def _fast_gradebook() -> None:

@@ -23,3 +23,27 @@ def test_a_cached_gradebook_connection_is_replaced_after_the_database_restarts()
             assert sorted(s.id for s in gradebook.students) == ["after", "before"]
     finally:
         postgres.close()
+
+
+def test_metadata_validation_remembers_only_valid_values_and_tells_types_apart() -> None:
+    import jsonschema  # type: ignore[import-untyped]
+    import pytest
+    from nbgrader.nbgraderformat import v3
+
+    inprocess.apply()
+    schema = v3.MetadataValidatorV3().schema
+    cached = inprocess._CachedJsonschema(jsonschema)
+    good = {"grade": True, "grade_id": "t1", "locked": True, "points": 2, "schema_version": 3, "solution": False}
+    cached.validate(good, schema)
+    cached.validate(dict(good), schema)  # remembered: the same value
+    assert len(cached._valid[id(schema)]) == 1
+    for bad in ({**good, "points": "2"}, {**good, "grade": 1}, {**good, "grade_id": ("t1",)}):
+        for _ in range(2):  # never remembered: the same error each time, as jsonschema's own validate gives
+            with pytest.raises(jsonschema.ValidationError) as caught:
+                cached.validate(bad, schema)
+            with pytest.raises(jsonschema.ValidationError) as stock:
+                jsonschema.validate(bad, schema)
+            assert caught.value.message == stock.value.message
+    assert len(cached._valid[id(schema)]) == 1
+    assert inprocess._exact({"a": [1, 2.0, None]}) != inprocess._exact({"a": [1, 2, None]})
+    assert inprocess._exact({"a": (1,)}) is None
