@@ -29,7 +29,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from .. import course, notebook_errors, output_limit
 from ..errors import ConfigurationError
-from . import bulk, inprocess, rows
+from . import bulk, early, inprocess, rows
 from .kernel import Zygote
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
 
@@ -211,7 +211,7 @@ def _grade_one(
     report.reset()
     rows.noted.reset()
     try:
-        with bookkeeping():
+        with early.forked_early(config), bookkeeping():
             coursedir = CourseDirectory(config=config, log=log)
             coursedir.assignment_id = assignment
             coursedir.student_id = student

@@ -20,7 +20,6 @@ after this step (``autograde.load_config`` puts it there where the course's list
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from traitlets import Float, Integer, Unicode
 
 from .. import mending
 from ..errors import InfrastructureError
-from ..isolation import kernel_environment
+from . import early
 from . import kernel as kernels
 from .guard import TAMPERING, tampering_output
 
@@ -117,22 +116,15 @@ class ForkExecute(Execute):  # type: ignore[misc]
             raise
 
     def _preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
-        zygote = kernels.find(self.zygote_socket)
-        root, workdir, home = kernels.sandbox()
         started = time.monotonic()
-        try:
-            with _released():
-                env = {**kernel_environment(str(home)), "NBGRADER_EXECUTION": "autograde"}
-                cpu = int(self.notebook_timeout) + 10 if self.notebook_timeout > 0 else 0
-                kernel = zygote.spawn(str(workdir), str(home), env, self.memory_limit, cpu)
-                kernel.resident_limit = self.resident_limit
-                try:
-                    self._run_cells(nb, kernel, started)
-                finally:
-                    kernel.close()
-            nb.metadata["language_info"] = kernel.language_info
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
+        with _released():
+            forked = early.take(self.zygote_socket, self.memory_limit, self.notebook_timeout)
+            try:
+                forked.kernel.resident_limit = self.resident_limit
+                self._run_cells(nb, forked.kernel, started)
+            finally:
+                forked.close()
+        nb.metadata["language_info"] = forked.kernel.language_info
         return nb, resources
 
     def _remaining(self, started: float) -> float | None:

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 
 from grader import course
+from grader.engine import early, sandbox
 from grader.engine import kernel as kernels
-from grader.engine import preprocessor, sandbox
 from grader.engine.autograde import Status
 from grader.engine.engine import Engine
 from grader.errors import InfrastructureError
@@ -128,12 +128,12 @@ def test_a_grading_whose_kernel_lacks_a_step_runs_nothing_and_is_an_infrastructu
         monkeypatch.setattr(kernels, "sandbox", kept_sandbox)  # after the start-up probe
         step = _forcible(engine.zygote)[-1]  # the probe had it: a namespace step where there is one
         monkeypatch.setattr(
-            preprocessor,
+            early,
             "kernel_environment",
             lambda home: {**kernel_environment(home), sandbox.FAIL_STEP_VARIABLE: step},
         )
         forced = engine.grade(A, "forced")
-        monkeypatch.setattr(preprocessor, "kernel_environment", kernel_environment)
+        monkeypatch.setattr(early, "kernel_environment", kernel_environment)
         control = engine.grade(A, "control")
     try:
         assert forced.status is Status.INFRASTRUCTURE, forced.log[-2000:]
