@@ -5,5 +5,7 @@ shell.py         inside a child: IPython's shell, outputs recorded as ipykernel 
 protocol.py      length-prefixed JSON between the grader and a child
 kernel.py        the grader's side: start the zygote, fork a kernel, run a cell with a timeout
 preprocessor.py  ForkExecute, which takes nbgrader Execute's place in Autograde
+early.py         the grading's kernel, forked while nbgrader does its bookkeeping; ForkExecute takes it
 autograde.py     nbgrader's Autograde converter, in-process, one or many submissions
+onepass.py       that converter's two passes over a notebook, handed over in memory
 """
