@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 from pathlib import Path
@@ -14,6 +13,8 @@ from grader.engine import early
 from grader.engine import kernel as kernels
 from grader.engine.autograde import Status
 from grader.engine.engine import Engine
+
+from .processes import gone
 
 A = "ps2_autograd"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / A
@@ -42,14 +43,6 @@ def _recording_spawns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, kernel
     return spawned
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_the_kernel_forked_early_is_the_one_that_runs_the_notebook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -62,7 +55,7 @@ def test_the_kernel_forked_early_is_the_one_that_runs_the_notebook(
     assert outcome.status is Status.COMPLETED, outcome.log[-2000:]
     assert [name.startswith("grader-fork") for name, _ in spawned] == [True]  # one kernel, from the fork thread
     assert outcome.grades and sum(c.score or 0 for c in outcome.grades[0].cells) > 0  # and it ran the cells
-    assert not _alive(spawned[0][1].pid) and _sandboxes() <= before
+    assert gone(spawned[0][1].pid) and _sandboxes() <= before
 
 
 def test_a_notebook_refused_before_execution_leaves_no_kernel_or_directory(
@@ -78,7 +71,7 @@ def test_a_notebook_refused_before_execution_leaves_no_kernel_or_directory(
         outcome = engine.grade(A, "garbled")
     assert outcome.status is Status.INCOMPLETE
     assert len(spawned) == 1  # forked early, never used
-    assert not _alive(spawned[0][1].pid), "the unused kernel outlived its grading"
+    assert gone(spawned[0][1].pid), "the unused kernel outlived its grading"
     assert _sandboxes() <= before, "the unused kernel's directory was left behind"
 
 
@@ -91,7 +84,7 @@ def test_a_step_with_other_settings_gets_a_kernel_of_its_own(tmp_path: Path, mon
             forked = early.take(str(settings.zygote_socket), int(settings.memory_limit) + 4096, 0.0)
             try:
                 assert len(spawned) == 2 and forked.kernel is spawned[1][1]
-                assert not _alive(spawned[0][1].pid)  # the early one, forked for other limits, was stopped
+                assert gone(spawned[0][1].pid)  # the early one, forked for other limits, was stopped
                 assert forked.kernel.execute("print(6 * 7)", 30, 4).outputs[0]["text"] == "42\n"
             finally:
                 forked.close()

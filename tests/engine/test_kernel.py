@@ -10,6 +10,7 @@ import time
 from grader.engine.kernel import LONG_CELL_NICE, LONG_CELL_S, Zygote
 
 from .conftest import Session, fresh
+from .processes import gone
 
 
 def _stdout(run: object) -> str:
@@ -100,18 +101,7 @@ def test_processes_started_by_the_kernel_are_killed_with_it(session: Session) ->
     run = session.run("import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)")
     pid = int(_stdout(run))
     session.kernel.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    assert not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    assert gone(pid)
 
 
 def test_memory_limit_turns_a_huge_allocation_into_an_error(zygote: Zygote) -> None:
