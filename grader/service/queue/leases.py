@@ -85,7 +85,7 @@ def fail_exhausted(store: Store, lease_s: float, max_attempts: int, job_id: int 
     )
     if job_id is not None:
         query = query.where(jobs.c.id == job_id)
-    failed = []
+    failed: list[tuple[int, int]] = []  # (job, submission)
     with store.transaction() as conn:
         for row in conn.execute(query).all():
             reason = POISON.format(n=row.attempts)
@@ -104,8 +104,10 @@ def fail_exhausted(store: Store, lease_s: float, max_attempts: int, job_id: int 
                     .where(submissions.c.id == row.submission_id)
                     .values(status="failed", reason=reason)
                 )
-                failed.append(int(row.id))
-    return failed
+                failed.append((int(row.id), int(row.submission_id)))
+    for _, submission_id in failed:
+        store.finished.notify(submission_id)
+    return [job_id for job_id, _ in failed]
 
 
 def heartbeat(store: Store, worker: str, held: list[int], concurrency: int) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from ...errors import LostClaim, NotFound
 from . import files, schema
+from .finished import Finished
 from .models import Grade, Job, Submission, TestResult, TokenInfo, User
 from .tables import jobs, now, settings, submissions, tokens, users
 
@@ -51,6 +52,7 @@ class Store:
                 # one writer, many readers, and the nbgrader subprocesses share this file
                 conn.exec_driver_sql("PRAGMA journal_mode=WAL")
         self.created = schema.create_if_empty(self.engine) if create else False
+        self.finished = Finished()  # requests of this process waiting for a grade (``finished``)
         if not create:
             schema.check(self.engine)
 
@@ -247,6 +249,7 @@ class Store:
                     graded_at=now(),
                 )
             )
+        self.finished.notify(job.submission_id)
 
     def fail_job(self, job: Job, reason: str, retry: bool) -> None:
         """Record an infrastructure failure: requeue the job (to be published again), or give up with ``reason``."""
@@ -262,6 +265,8 @@ class Store:
             conn.execute(
                 submissions.update().where(submissions.c.id == job.submission_id).values(status=status, reason=reason)
             )
+        if not retry:
+            self.finished.notify(job.submission_id)
 
     def submission(self, submission_id: int) -> Submission | None:
         with self.engine.connect() as conn:

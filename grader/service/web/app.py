@@ -20,6 +20,7 @@ from ..config import ServiceConfig
 from ..dashboard import export
 from ..grading import feedback, intake
 from ..lti import outbox
+from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
 from . import auth, exchange_api, http, hub, lti, pages
@@ -121,14 +122,43 @@ async def get_submission(request: Request) -> Response:
     summary: One submission's status, score and feedback.
     parameters:
       - {name: submission_id, in: path, required: true, schema: {type: integer}}
+      - {name: wait, in: query, required: false, schema: {type: number, minimum: 0, maximum: 60}}
+    description: >-
+      With `wait=S`, a submission still queued or being graded is answered once it is graded or
+      failed, or after S seconds (at most 60), whichever comes first: no need to poll.
     responses:
       200: {description: the submission}
+      400: {description: wait is not a number of seconds from 0 to 60}
       401: {description: missing or invalid token}
       404: {description: no such submission of yours}
     """
     raw = request.path_params["submission_id"]
     in_range = isinstance(raw, int) and 0 < raw < 2**63  # a larger id cannot exist (and SQLite would overflow)
-    return JSONResponse(await run_in_threadpool(_submission_view, request, raw if in_range else 0))
+    submission_id = raw if in_range else 0
+    seconds = _wait_seconds(request.query_params.get("wait"))
+    view = await run_in_threadpool(_submission_view, request, submission_id)
+    if seconds > 0 and view["status"] not in finished.FINAL:
+        store: Store = request.app.state.store
+        await finished.until_final(store.finished, submission_id, lambda: _status(store, submission_id), seconds)
+        view = await run_in_threadpool(_submission_view, request, submission_id)
+    return JSONResponse(view)
+
+
+def _wait_seconds(raw: str | None) -> float:
+    if raw is None or raw == "":
+        return 0.0
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= finished.MAX_WAIT_S:  # also NaN
+        raise StudentError(f"wait must be a number of seconds from 0 to {finished.MAX_WAIT_S:g}, not {raw[:40]!r}")
+    return seconds
+
+
+def _status(store: Store, submission_id: int) -> str | None:
+    found = store.submission(submission_id)
+    return None if found is None else found.status
 
 
 def _submission_view(request: Request, submission_id: int) -> dict[str, Any]:
