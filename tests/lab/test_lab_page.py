@@ -32,7 +32,10 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         page = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
         page.goto(f"{lab.url}/grader/?token={lab.token}")
         section = page.locator(f"#a-{A}")
-        section.get_by_role("button", name=f"Submit {A}").click()
+        # after the upload the page asks once, and the service answers when the grade is recorded: no polling
+        with page.expect_response(lambda r: "/grader/api/state?wait=" in r.url, timeout=240_000) as waited:
+            section.get_by_role("button", name=f"Submit {A}").click()
+        assert [s["status"] for s in waited.value.json()["submissions"]] == ["graded"]
         expect(section.locator(".error")).to_have_count(0)
         first = section.locator("tr.attempt").nth(0)
         expect(first).to_contain_text("graded", timeout=240_000)
