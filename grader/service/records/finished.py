@@ -15,8 +15,9 @@ The scheme:
 - ``until_final`` registers its waiter *before* reading the status, so a grade recorded between
   the read and the wait still wakes it.
 - Grades recorded by another process (``grader worker``s of a scaled-out service) notify nobody
-  here, so a waiter also reads the status again every ``RECHECK_S``: one small SELECT in the
-  service instead of one HTTP request from the client.
+  here, so a waiter also reads the status again, every ``RECHECK_S`` when the service has a
+  broker (one small SELECT in the service instead of one HTTP request from the client), and every
+  ``LOCAL_RECHECK_S`` otherwise, only as a safety net: there this process records every grade.
 - The wait holds no thread: it is a coroutine; only the status reads run in a thread.
 """
 
@@ -28,7 +29,8 @@ import time
 from collections.abc import Callable
 
 FINAL = ("graded", "failed")
-RECHECK_S = 0.25  # how often a waiter reads the status again (grades recorded by another process)
+RECHECK_S = 0.25  # how often a waiter reads the status again when grades are recorded by other processes
+LOCAL_RECHECK_S = 2.0  # ... and when this process records them (and notifies)
 MAX_WAIT_S = 60.0  # the longest wait a request may ask for
 
 
@@ -69,8 +71,18 @@ class Finished:
             return sum(len(w) for w in self._waiters.values())
 
 
-async def until_final(finished: Finished, submission_id: int, status: Callable[[], str | None], seconds: float) -> None:
-    """Return once ``status()`` (read in a thread) is final or missing, or after ``seconds``."""
+async def until_final(
+    finished: Finished,
+    submission_id: int,
+    status: Callable[[], str | None],
+    seconds: float,
+    recorded_elsewhere: bool = True,
+) -> None:
+    """Return once ``status()`` (read in a thread) is final or missing, or after ``seconds``.
+
+    ``recorded_elsewhere``: grades may be recorded by other processes (a broker's workers), which
+    notify nobody here; the status is then read again more often."""
+    recheck = RECHECK_S if recorded_elsewhere else LOCAL_RECHECK_S
     deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_S)
     while True:
         event = finished._register(submission_id)
@@ -82,7 +94,7 @@ async def until_final(finished: Finished, submission_id: int, status: Callable[[
             if left <= 0:
                 return
             try:
-                await asyncio.wait_for(event.wait(), timeout=min(left, RECHECK_S))
+                await asyncio.wait_for(event.wait(), timeout=min(left, recheck))
             except TimeoutError:
                 pass
         finally:

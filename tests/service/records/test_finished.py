@@ -7,11 +7,13 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from grader.service.records import finished
 from grader.service.records.finished import Finished, until_final
 
 
-def test_a_notify_from_another_thread_wakes_the_waiter_at_once() -> None:
+def test_a_notify_from_another_thread_wakes_the_waiter_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     board = Finished()
     status = {"now": "running"}
 
@@ -26,11 +28,8 @@ def test_a_notify_from_another_thread_wakes_the_waiter_at_once() -> None:
         await until_final(board, 7, lambda: status["now"], 30)
         return time.monotonic() - started
 
-    finished.RECHECK_S, saved = 10.0, finished.RECHECK_S  # only the notify can wake it in time
-    try:
-        waited = asyncio.run(scenario())
-    finally:
-        finished.RECHECK_S = saved
+    monkeypatch.setattr(finished, "RECHECK_S", 10.0)  # only the notify can wake it in time
+    waited = asyncio.run(scenario())
     assert 0.25 < waited < 2, waited
     assert board.waiting() == 0
 
@@ -60,7 +59,7 @@ def test_the_wait_ends_after_its_seconds_and_for_a_missing_submission() -> None:
     assert board.waiting() == 0
 
 
-def test_a_notify_races_the_first_read_and_still_wakes_the_waiter() -> None:
+def test_a_notify_races_the_first_read_and_still_wakes_the_waiter(monkeypatch: pytest.MonkeyPatch) -> None:
     """The waiter registers before it reads: a grade recorded between the read and the wait is not missed."""
     board = Finished()
     status = {"now": "running"}
@@ -71,10 +70,21 @@ def test_a_notify_races_the_first_read_and_still_wakes_the_waiter() -> None:
         board.notify(11)  # ... and notified before the waiter starts waiting
         return seen
 
-    finished.RECHECK_S, saved = 10.0, finished.RECHECK_S
-    try:
-        started = time.monotonic()
-        asyncio.run(until_final(board, 11, read, 30))
-    finally:
-        finished.RECHECK_S = saved
+    monkeypatch.setattr(finished, "RECHECK_S", 10.0)
+    started = time.monotonic()
+    asyncio.run(until_final(board, 11, read, 30))
     assert time.monotonic() - started < 2
+
+
+def test_without_a_broker_the_status_is_read_again_only_as_a_safety_net(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Locally this process records (and notifies) every grade: no read every 0.25 s per waiting request."""
+    monkeypatch.setattr(finished, "RECHECK_S", 0.05)
+    monkeypatch.setattr(finished, "LOCAL_RECHECK_S", 1.0)
+    reads: list[float] = []
+
+    def status() -> str:
+        reads.append(time.monotonic())
+        return "graded" if len(reads) >= 2 else "running"
+
+    asyncio.run(until_final(Finished(), 12, status, 30, recorded_elsewhere=False))
+    assert len(reads) == 2 and reads[1] - reads[0] >= 0.9
