@@ -12,7 +12,7 @@ The scheme:
   (``finish_job``, ``fail_job`` without retry, ``leases.fail_exhausted``) call ``notify`` after
   their transaction commits; ``notify`` wakes this process's waiters for that submission, from
   any thread, through their event loops.
-- ``until_final`` registers its waiter *before* reading the status, so a grade recorded between
+- ``Finished.until_final`` registers its waiter *before* reading the status, so a grade recorded between
   the read and the wait still wakes it.
 - Grades recorded by another process (``grader worker``s of a scaled-out service) notify nobody
   here, so a waiter also reads the status again, every ``RECHECK_S`` when the service has a
@@ -65,37 +65,36 @@ class Finished:
             else:
                 self._waiters.pop(submission_id, None)
 
+    async def until_final(
+        self,
+        submission_id: int,
+        status: Callable[[], str | None],
+        seconds: float,
+        recorded_elsewhere: bool = True,
+    ) -> None:
+        """Return once ``status()`` (read in a thread) is final or missing, or after ``seconds``.
+
+        ``recorded_elsewhere``: grades may be recorded by other processes (a broker's workers), which
+        notify nobody here; the status is then read again more often."""
+        recheck = RECHECK_S if recorded_elsewhere else LOCAL_RECHECK_S
+        deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_S)
+        while True:
+            event = self._register(submission_id)
+            try:
+                current = await asyncio.to_thread(status)
+                if current is None or current in FINAL:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                try:
+                    await asyncio.wait_for(event.wait(), timeout=min(left, recheck))
+                except TimeoutError:
+                    pass
+            finally:
+                self._unregister(submission_id, event)
+
     def waiting(self) -> int:
         """How many requests are waiting now (for tests and the queue page)."""
         with self._lock:
             return sum(len(w) for w in self._waiters.values())
-
-
-async def until_final(
-    finished: Finished,
-    submission_id: int,
-    status: Callable[[], str | None],
-    seconds: float,
-    recorded_elsewhere: bool = True,
-) -> None:
-    """Return once ``status()`` (read in a thread) is final or missing, or after ``seconds``.
-
-    ``recorded_elsewhere``: grades may be recorded by other processes (a broker's workers), which
-    notify nobody here; the status is then read again more often."""
-    recheck = RECHECK_S if recorded_elsewhere else LOCAL_RECHECK_S
-    deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_S)
-    while True:
-        event = finished._register(submission_id)
-        try:
-            current = await asyncio.to_thread(status)
-            if current is None or current in FINAL:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                await asyncio.wait_for(event.wait(), timeout=min(left, recheck))
-            except TimeoutError:
-                pass
-        finally:
-            finished._unregister(submission_id, event)

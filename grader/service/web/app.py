@@ -140,9 +140,7 @@ async def get_submission(request: Request) -> Response:
     if seconds > 0 and view["status"] not in finished.FINAL:
         store: Store = request.app.state.store
         elsewhere = bool(request.app.state.config.broker_url)  # grader workers record grades in their processes
-        await finished.until_final(
-            store.finished, submission_id, lambda: _status(store, submission_id), seconds, elsewhere
-        )
+        await store.finished.until_final(submission_id, lambda: _status(store, submission_id), seconds, elsewhere)
         view = await run_in_threadpool(_submission_view, request, submission_id)
     return JSONResponse(view)
 

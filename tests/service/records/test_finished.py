@@ -10,7 +10,7 @@ import time
 import pytest
 
 from grader.service.records import finished
-from grader.service.records.finished import Finished, until_final
+from grader.service.records.finished import Finished
 
 
 def test_a_notify_from_another_thread_wakes_the_waiter_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,7 +25,7 @@ def test_a_notify_from_another_thread_wakes_the_waiter_at_once(monkeypatch: pyte
 
         threading.Thread(target=record_later).start()
         started = time.monotonic()
-        await until_final(board, 7, lambda: status["now"], 30)
+        await board.until_final(7, lambda: status["now"], 30)
         return time.monotonic() - started
 
     monkeypatch.setattr(finished, "RECHECK_S", 10.0)  # only the notify can wake it in time
@@ -43,7 +43,7 @@ def test_a_grade_recorded_elsewhere_is_seen_by_reading_again() -> None:
         return "graded" if len(reads) >= 3 else "queued"
 
     started = time.monotonic()
-    asyncio.run(until_final(board, 8, status, 30))
+    asyncio.run(board.until_final(8, status, 30))
     assert len(reads) == 3 and time.monotonic() - started < 3
     assert board.waiting() == 0
 
@@ -51,10 +51,10 @@ def test_a_grade_recorded_elsewhere_is_seen_by_reading_again() -> None:
 def test_the_wait_ends_after_its_seconds_and_for_a_missing_submission() -> None:
     board = Finished()
     started = time.monotonic()
-    asyncio.run(until_final(board, 9, lambda: "running", 0.6))
+    asyncio.run(board.until_final(9, lambda: "running", 0.6))
     assert 0.5 < time.monotonic() - started < 2
     started = time.monotonic()
-    asyncio.run(until_final(board, 10, lambda: None, 30))
+    asyncio.run(board.until_final(10, lambda: None, 30))
     assert time.monotonic() - started < 1
     assert board.waiting() == 0
 
@@ -72,7 +72,7 @@ def test_a_notify_races_the_first_read_and_still_wakes_the_waiter(monkeypatch: p
 
     monkeypatch.setattr(finished, "RECHECK_S", 10.0)
     started = time.monotonic()
-    asyncio.run(until_final(board, 11, read, 30))
+    asyncio.run(board.until_final(11, read, 30))
     assert time.monotonic() - started < 2
 
 
@@ -86,5 +86,5 @@ def test_without_a_broker_the_status_is_read_again_only_as_a_safety_net(monkeypa
         reads.append(time.monotonic())
         return "graded" if len(reads) >= 2 else "running"
 
-    asyncio.run(until_final(Finished(), 12, status, 30, recorded_elsewhere=False))
+    asyncio.run(Finished().until_final(12, status, 30, recorded_elsewhere=False))
     assert len(reads) == 2 and reads[1] - reads[0] >= 0.9
