@@ -23,6 +23,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # A release must never be stale: generate_assignment keeps an old one and exits 0 without --force.
 c.GenerateAssignment.force = True
+# source/<assignment>/fixtures/ holds the instructor's fixture submissions (grader validate): solutions, so
+# never released. nbgrader skips these names wherever it copies an assignment's files.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "fixtures"]
 
 # --- grading -------------------------------------------------------------------
 # Per-cell execution limit in seconds.  A cell that runs longer is interrupted and scores 0.

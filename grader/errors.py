@@ -108,3 +108,8 @@ class LostClaim(GraderError):
 
 class ConfigurationError(GraderError):
     """The service cannot start with this configuration."""
+
+
+class AuthoringError(ConfigurationError):
+    """An assignment's source or fixtures cannot be used (``grader validate``, the fixture builder): the message
+    names the file and what to fix."""
