@@ -341,6 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
     regrading.add_argument("--dry-run", action="store_true", help="grade in a scratch copy and show the score diff")
     regrading.add_argument("--jobs", type=int, help="kernels at a time for the dry run")
     regrading.set_defaults(func=_regrade)
+    from .authoring import cli as validate_cli
+
+    validating = commands.add_parser(
+        "validate",
+        help="test the hidden tests: grade the assignment's fixtures and automatic mutants, report holes (instructors)",
+    )
+    validate_cli.add_arguments(validating)
+    validating.set_defaults(func=validate_cli.run)
     from .service.lti import cli as lti_cli
 
     lti = commands.add_parser("lti", help="LTI 1.3: register LMSs, sync the roster, send grades (DEPLOYMENT.md)")
