@@ -18,9 +18,8 @@ sys.path.insert(0, str(DOCS / "_ext"))
 
 
 def main(argv: list[str]) -> int:
-    from sphinx.cmd.build import build_main
-
     from grader_docs import links
+    from sphinx.cmd.build import build_main
 
     out = Path(argv[0]) if argv else DOCS / "_build" / "html"
     if (out / ".buildinfo").exists():  # an earlier build of this site: start afresh, so nothing stale is left

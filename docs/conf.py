@@ -10,7 +10,7 @@ sys.path[:0] = [str(DOCS / "_ext"), str(DOCS.parent)]  # the site's extension, a
 
 project = "The autograded PyTorch course"
 author = "the course's maintainers"
-copyright = "the course's maintainers"  # noqa: A001 - Sphinx's name for it
+copyright = "the course's maintainers"  # Sphinx reads this name
 
 extensions = ["myst_parser", "grader_docs"]
 source_suffix = {".md": "markdown"}

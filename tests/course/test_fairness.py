@@ -184,14 +184,18 @@ def test_skip_execution_fixture_really_dodges_tests_and_only_run_every_test_cell
     assert all(c.score == c.max_score for c in cells.values()), "the tag no longer makes stock nbgrader skip the test"
 
 
-def test_the_readme_keeps_the_current_misconception_table(graded: dict[str, Graded]) -> None:
-    """``python -m tests.fixtures.table`` prints it; the README must hold what it prints now."""
+MISCONCEPTION_TABLE = "docs/reference/misconception-table.md"  # the site's misconception catalogue is built from it
+
+
+def test_the_docs_keep_the_current_misconception_table(graded: dict[str, Graded]) -> None:
+    """``python -m tests.fixtures.table`` prints it; the documentation's copy, from which the misconception
+    catalogue (docs/reference/misconceptions.md) is built, must be what it prints now."""
     from tests.fixtures import table
 
     rows = sorted(row for a in ASSIGNMENTS for row in table.rows(a, graded[a].results))
-    readme = (course.REPO_ROOT / "README.md").read_text()
+    kept = (course.REPO_ROOT / MISCONCEPTION_TABLE).read_text()
     wanted = table.render(rows)
-    missing = [line for line in wanted.splitlines() if line not in readme.splitlines()]
-    stale = "README's misconception table is stale (python -m tests.fixtures.table):\n"
+    missing = [line for line in wanted.splitlines() if line not in kept.splitlines()]
+    stale = f"{MISCONCEPTION_TABLE} is stale (.venv/bin/python -m tests.fixtures.table > {MISCONCEPTION_TABLE}):\n"
     assert missing == [], stale + "\n".join(missing)
-    assert wanted in readme
+    assert kept == wanted, stale + "it holds rows the table no longer prints, or other text"

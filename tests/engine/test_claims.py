@@ -1,4 +1,5 @@
-"""SECURITY.md's claims that no fixture exercised (issue 17), each with hostile code that fails without it.
+"""The security model's claims (docs/security/) that no fixture exercised (issue 17), each with hostile code
+that fails without it.
 
 * The guard's refusals (``grader/engine/guard.py``, ``DENIED_EVENTS`` and the frame attributes):
   ``gc.get_objects``/``get_referrers``, ``sys._current_frames``, ``ctypes.string_at``, ``tb_frame``,
@@ -152,7 +153,7 @@ def test_no_canary_reaches_any_output_under_the_engine(engine: Graded) -> None:
 def test_under_stock_nbgrader_the_same_attacks_keep_their_points_and_read_hidden_tests(
     stock: Graded, notebook: claims.Notebook
 ) -> None:
-    """What the guard is for: stock ``nbgrader autograde`` (a TA's run; SECURITY.md "Stock nbgrader")
+    """What the guard is for: stock ``nbgrader autograde`` (a TA's run; docs/security/known-gaps.md "Stock nbgrader")
     refuses nothing, so every attack returns the right answer and keeps what it found."""
     fixture = notebook.fixture
     cells = stock.cells[fixture.name]
@@ -334,7 +335,8 @@ def test_the_root_switch_turns_a_skip_into_a_failure(monkeypatch: pytest.MonkeyP
 @pytest.mark.xfail(
     strict=True,
     reason="gap: ctypes.cast(address, POINTER(c_char * n)).contents, ctypes.memmove and a ctypes.Union of an "
-    "integer and a pointer read raw memory, and CPython 3.11 raises no audit event for any of them (SECURITY.md)",
+    "integer and a pointer read raw memory, and CPython 3.11 raises no audit event for any of them "
+    "(docs/security/known-gaps.md)",
 )
 def test_reading_memory_through_ctypes_cast_is_refused(session: Session) -> None:
     """Found while writing these tests: ``ctypes-string-at``'s pointer chase, with ``ctypes.cast`` instead

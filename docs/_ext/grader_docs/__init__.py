@@ -12,7 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.util.typing import ExtensionMetadata
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 REPO = Path(__file__).resolve().parents[3]
@@ -85,10 +89,10 @@ def expand(source: str) -> str:
     return MARKER.sub(generated, source)
 
 
-def _source_read(app: Any, docname: str, source: list[str]) -> None:
+def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = expand(source[0])
 
 
-def setup(app: Any) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("source-read", _source_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -58,10 +58,9 @@ def arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     ]
 
 
-def argument_name(action: argparse.Action) -> str:
-    if action.option_strings:
-        return ", ".join(action.option_strings)
-    return str(action.metavar or action.dest)
+def argument_names(action: argparse.Action) -> list[str]:
+    """What a reader types: the option strings (``--output``, ``-o``), or a positional argument's name."""
+    return list(action.option_strings) or [str(action.metavar or action.dest)]
 
 
 def _details(action: argparse.Action) -> list[str]:
@@ -96,11 +95,16 @@ def render(parser: argparse.ArgumentParser) -> str:
             details = _details(action)
             help_text = md.text(action.help) if action.help else "(no help text in the parser)"
             suffix = f" ({'; '.join(details)})" if details else ""
-            out.append(f"- {md.code(argument_name(action))}{suffix}: {help_text}")
+            names = ", ".join(md.code(name) for name in argument_names(action))
+            out.append(f"- {names}{suffix}: {help_text}")
         if listed:
             out.append("")
         subs = list(subcommands(command.parser))
         if subs:
-            out.append("Commands: " + ", ".join(f"[{md.code(name)}](#{md.label('cli', *command.path, name)})" for name, _, _ in subs) + ".")
+            out.append(
+                "Commands: "
+                + ", ".join(f"[{md.code(name)}](#{md.label('cli', *command.path, name)})" for name, _, _ in subs)
+                + "."
+            )
             out.append("")
     return "\n".join(out)

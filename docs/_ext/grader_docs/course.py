@@ -64,14 +64,15 @@ def reports(folder: Path = VALIDATION) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
-def validation_reports(folder: Path = VALIDATION) -> str:
-    """One section per report, its text shown as it is (never parsed as Markdown), with a download link."""
+def validation_reports(folder: Path = VALIDATION, docs: Path = DOCS) -> str:
+    """One section per report, its text shown as it is (never parsed as Markdown), with a download link.
+    ``docs``: the site's source folder, which holds ``folder``."""
     found = reports(folder)
     if not found:
         return "None yet: a report placed in `docs/validation/` appears here the next time the site is built.\n"
     out = []
     for path in found:
-        relative = path.relative_to(DOCS).as_posix()
+        relative = path.relative_to(docs).as_posix()
         out += [f"## {md.code(path.relative_to(folder).as_posix())}", ""]
         out += [f"{{download}}`Download the file </{relative}>`", ""]
         out += ["```{literalinclude} /" + relative, ":language: text", "```", ""]

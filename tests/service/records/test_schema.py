@@ -85,7 +85,7 @@ def test_a_database_upgraded_by_a_newer_grader_is_refused(url: str) -> None:
 
 def test_no_command_but_grader_db_upgrade_migrates_a_database(url: str, tmp_path: Path) -> None:
     """``Store()`` migrated the schema when constructed, so ``grader tokens issue`` could silently upgrade a
-    production database that DEPLOYMENT.md says to back up first (issue 16). Now every command checks,
+    production database that docs/operators/upgrades.md says to back up first (issue 16). Now every command checks,
     says what to run and exits; only ``grader db upgrade`` upgrades (and ``grader serve`` creates the
     tables in an empty database)."""
     engine = sa.create_engine(url)

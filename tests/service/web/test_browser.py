@@ -244,7 +244,7 @@ def test_the_arrivals_chart_has_time_labels_and_its_deadline_label_is_not_cut_of
 def test_every_chart_has_a_data_table_with_the_same_numbers(
     page: Page, dashboard: tuple[Server, dict[str, str]]
 ) -> None:
-    """README: "Every chart has the same numbers in a table beside it": a "Data" table under each one."""
+    """docs/admins/dashboard.md: under every chart, a folded *Data* table holds the same numbers."""
     server, tokens = dashboard
     sign_in(page, server, tokens["ta"], start=f"/admin/assignments/{A}")
     charts = page.locator("svg.chart")
