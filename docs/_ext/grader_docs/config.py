@@ -43,7 +43,8 @@ SERVICE_HELP = {
     "max_upload_bytes": "The largest notebook an upload may be; a larger one is refused with 413 and nothing "
     "is stored (grader.service.web.app).",
     "notebook_timeout_s": "A notebook's whole wall-clock limit in seconds: the cells that finished keep their "
-    "points. With a broker it also sets the broker's visibility timeout (grader.engine.limits).",
+    "points. With a broker it also sets the broker's visibility timeout, `notebook_timeout_s + 2 × lease_s + 300` s "
+    "(grader.engine.limits, grader.service.queue.broker).",
     "memory_limit_bytes": "A kernel's address-space limit in bytes (setrlimit): a torch kernel maps about "
     "5 GiB (grader.engine.limits).",
     "resident_limit_bytes": "A kernel whose resident memory passes this many bytes, read every 0.2 s while a "
