@@ -9,6 +9,16 @@ student code are silenced), and none prints a reference value.
 from . import misconceptions
 from ._report import call, fail, quiet
 from .devices import assert_preserves_device, assert_preserves_dtype, simulated_cuda
+from .functions import (
+    assert_function_class,
+    assert_function_keeps_device,
+    assert_gradcheck,
+    assert_saved_for_backward,
+    assert_uses_grad_output,
+    backward_grads,
+    call_function,
+    function_hint,
+)
 from .gradients import (
     assert_grad_close,
     assert_grad_zeroed,
@@ -20,6 +30,19 @@ from .gradients import (
 )
 from .manual import assert_manual
 from .misconceptions import Misconception
+from .modules import (
+    assert_module,
+    assert_module_follows_device,
+    assert_module_follows_dtype,
+    assert_module_keeps_device,
+    assert_registered,
+    assert_same_parameters,
+    assert_state,
+    call_module,
+    changed_in_place,
+    module_hint,
+    plain_tensors,
+)
 from .tensors import (
     assert_close,
     assert_device,
@@ -37,21 +60,40 @@ __all__ = [
     "assert_device",
     "assert_dtype",
     "assert_floating",
+    "assert_function_class",
+    "assert_function_keeps_device",
     "assert_grad_close",
     "assert_grad_zeroed",
+    "assert_gradcheck",
     "assert_graph_attached",
     "assert_has_grad",
     "assert_leaf",
     "assert_manual",
+    "assert_module",
+    "assert_module_follows_device",
+    "assert_module_follows_dtype",
+    "assert_module_keeps_device",
     "assert_no_graph",
     "assert_preserves_device",
     "assert_preserves_dtype",
+    "assert_registered",
+    "assert_same_parameters",
+    "assert_saved_for_backward",
     "assert_shape",
+    "assert_state",
     "assert_tensor",
+    "assert_uses_grad_output",
+    "backward_grads",
     "call",
+    "call_function",
+    "call_module",
+    "changed_in_place",
     "fail",
+    "function_hint",
     "misconceptions",
+    "module_hint",
     "numeric_gradient",
+    "plain_tensors",
     "quiet",
     "scale_factor",
     "simulated_cuda",

@@ -243,4 +243,116 @@ SHARED_PARAMETER = Misconception(
 
 # --- ps3_regression (new codes for this assignment go above this line) ---
 
+BACKWARD_WRONG_DERIVATIVE = Misconception(
+    "backward-wrong-derivative",
+    "backward() does not return grad_output times the derivative of what forward() computes; "
+    "derive dy/dx on paper, and compare with torch.autograd.gradcheck on float64 inputs that "
+    "require grad.",
+)
+
+GRAD_OUTPUT_IGNORED = Misconception(
+    "grad-output-ignored",
+    "backward() returns the local derivative dy/dx without multiplying it by grad_output (dL/dy, "
+    "the gradient arriving from later operations); that is right only when grad_output is all "
+    "ones, as after y.sum().backward(). Return grad_output * dy/dx.",
+)
+
+BACKWARD_GRADIENT_COUNT = Misconception(
+    "backward-gradient-count",
+    "backward() returns one value per argument of forward() after ctx, in the same order: a "
+    "gradient shaped like each tensor argument, and None for every argument that is not a tensor "
+    "(a Python number such as slope).",
+)
+
+NOT_SAVED_FOR_BACKWARD = Misconception(
+    "not-saved-for-backward",
+    "a tensor kept as an attribute of ctx (ctx.x = x) escapes autograd's checks: when the caller "
+    "changes x in place between forward and backward, backward silently uses the new values; "
+    "save tensors with ctx.save_for_backward(x) and read them back from ctx.saved_tensors.",
+)
+
+SAVED_NON_TENSOR = Misconception(
+    "save-non-tensor",
+    "ctx.save_for_backward() accepts only tensors (or None); keep a Python number such as slope "
+    "as a plain attribute (ctx.slope = slope).",
+)
+
+GRADIENT_SHAPE = Misconception(
+    "gradient-shape",
+    "backward() must return, for each tensor argument, a gradient with exactly that argument's "
+    "shape (element by element, grad_output times the local derivative); do not sum, transpose or "
+    "flatten it.",
+)
+
+SUPER_INIT_MISSING = Misconception(
+    "super-init-missing",
+    "an nn.Module subclass must call super().__init__() at the start of its __init__, before it "
+    "assigns any parameter, buffer or submodule.",
+)
+
+PARAM_AS_PLAIN_TENSOR = Misconception(
+    "param-as-plain-tensor",
+    "a tensor assigned to a module attribute, even with requires_grad=True, is not registered: "
+    "it is missing from parameters() (so an optimizer never trains it), from state_dict() and "
+    "from .to(); wrap trainable tensors in nn.Parameter(...).",
+)
+
+BUFFER_VS_PARAMETER = Misconception(
+    "buffer-vs-parameter",
+    "parameters (nn.Parameter) are what the optimizer trains; buffers (self.register_buffer(name, "
+    "tensor)) are state that is saved and moved with the module but not trained, such as "
+    "statistics of the data. This tensor is registered as the wrong kind.",
+)
+
+BUFFER_NOT_REGISTERED = Misconception(
+    "buffer-not-registered",
+    "state that belongs to a module but is not trained (statistics, constants) must be registered "
+    "with self.register_buffer(name, tensor): then .to() and .double() move it and state_dict() "
+    "saves it; a plain tensor attribute (or a buffer with persistent=False) gets left behind.",
+)
+
+DEVICE_FIXED_AT_INIT = Misconception(
+    "device-fixed-at-init",
+    "the module remembers a device (or dtype) from __init__, but .to() moves only parameters and "
+    "buffers, never such an attribute; inside forward() read where the module lives from its "
+    "tensors (self.weight.device) or simply from the input.",
+)
+
+BATCH_STATISTICS = Misconception(
+    "batch-stats-instead-of-buffers",
+    "forward() standardises with the statistics of the batch it was given instead of the ones "
+    "stored in the module's buffers; the stored statistics make a prediction independent of what "
+    "else is in the batch, even for a batch of one.",
+)
+
+STATE_SHARES_MEMORY = Misconception(
+    "state-shares-memory",
+    "state_dict() returns the module's live tensors, not copies: they change whenever the model "
+    "trains. A snapshot needs copies (t.detach().clone(), copy.deepcopy), and restoring must copy "
+    "values into the model (load_state_dict, p.copy_(t)) rather than make the model use the "
+    "snapshot's tensors (p.data = t, assign=True).",
+)
+
+PARAMETERS_ONLY_STATE = Misconception(
+    "parameters-only-state",
+    "named_parameters() holds no buffers; a module's complete state is model.state_dict(): every "
+    "parameter and every persistent buffer, under its full name ('0.weight' for a submodule).",
+)
+
+LOAD_NOT_STRICT = Misconception(
+    "load-not-strict",
+    "a state that does not fit the model (a key missing, an extra key, another shape) was loaded "
+    "without complaint; load_state_dict(state) is strict by default and raises, while "
+    "strict=False or a loop over only some keys silently leaves parameters as they were.",
+)
+
+LOAD_REPLACES_PARAMETERS = Misconception(
+    "load-replaces-parameters",
+    "restoring replaced the model's Parameter objects with new tensors; an optimizer built "
+    "before still holds the old ones and would train tensors the model no longer uses. Copy the "
+    "values in place: model.load_state_dict(state), or p.copy_(t) under torch.no_grad().",
+)
+
+# --- ps4_functions (new codes for this assignment go above this line) ---
+
 ALL: tuple[Misconception, ...] = tuple(value for value in globals().values() if isinstance(value, Misconception))

@@ -1,0 +1,409 @@
+"""Assertions about ``nn.Module``: registered parameters and buffers, ``.to()``, and state dicts.
+
+A module is checked on a GPU without one: it is built on the CPU as usual, then moved with
+``module.to("cuda")`` inside a ``FakeTensorMode`` that accepts real tensors, so its registered
+tensors become fake CUDA tensors (a shape and a device, no data) while anything ``.to()`` does not
+reach stays on the CPU, exactly as on a real GPU.  With CUDA present the same runs on the GPU too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from ._report import Hint, describe, diagnose, fail, quiet
+from .devices import fake_cuda_available
+from .misconceptions import (
+    BUFFER_NOT_REGISTERED,
+    BUFFER_VS_PARAMETER,
+    DEVICE_FIXED_AT_INIT,
+    DEVICE_NOT_KEPT,
+    DTYPE_CHANGED,
+    LOAD_REPLACES_PARAMETERS,
+    PARAM_AS_PLAIN_TENSOR,
+    PARAMETERS_ONLY_STATE,
+    STATE_SHARES_MEMORY,
+    SUPER_INIT_MISSING,
+    Misconception,
+)
+from .tensors import assert_close, assert_shape, assert_tensor, tensors_in
+
+Shape = tuple[int, ...]
+
+# Substrings of nn.Module's errors and the misconception each reveals (before the general table).
+_MODULE_ERRORS: tuple[tuple[str, Misconception], ...] = (
+    ("before module.__init__() call", SUPER_INIT_MISSING),
+    ("object has no attribute '_parameters'", SUPER_INIT_MISSING),
+    ("object has no attribute '_buffers'", SUPER_INIT_MISSING),
+    ("object has no attribute '_modules'", SUPER_INIT_MISSING),
+    ("(torch.nn.parameter or none expected)", LOAD_REPLACES_PARAMETERS),
+)
+
+
+def module_hint(error: BaseException) -> Misconception | None:
+    message = str(error).lower()
+    for fragment, misconception in _MODULE_ERRORS:
+        if fragment in message:
+            return misconception
+    return diagnose(error)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def call_module(make: Callable[..., Any], *args: Any, name: str, hint: Hint = None) -> Any:
+    """``make(*args)`` quietly (a constructor, a module call); errors name what they reveal."""
+    try:
+        with quiet():
+            return make(*args)
+    except AssertionError:
+        raise
+    except Exception as error:
+        fail(
+            f"Calling {name} raised {type(error).__name__}: {_first_line(error)}",
+            hint if hint is not None else module_hint(error),
+        )
+
+
+def assert_module(value: Any, name: str = "the model") -> None:
+    if not isinstance(value, nn.Module):
+        fail(f"{name}: expected an nn.Module, got {describe(value)}.")
+
+
+def plain_tensors(module: nn.Module) -> dict[str, torch.Tensor]:
+    """Tensors kept as ordinary attributes of the module or its submodules: neither parameters nor buffers."""
+    found: dict[str, torch.Tensor] = {}
+    for prefix, sub in module.named_modules():
+        for attr, value in vars(sub).items():
+            if isinstance(value, torch.Tensor) and not attr.startswith("__"):
+                found[f"{prefix}.{attr}" if prefix else attr] = value
+    return found
+
+
+def _devices_kept(module: nn.Module) -> dict[str, torch.device]:
+    found: dict[str, torch.device] = {}
+    for prefix, sub in module.named_modules():
+        for attr, value in vars(sub).items():
+            if isinstance(value, torch.device):
+                found[f"{prefix}.{attr}" if prefix else attr] = value
+    return found
+
+
+def assert_registered(
+    module: Any,
+    parameters: Mapping[str, Shape],
+    buffers: Mapping[str, Shape] | None = None,
+    name: str = "the model",
+) -> None:
+    """The module registers exactly these parameters and these (persistent) buffers, with these shapes.
+
+    A tensor the task calls a parameter but kept as a plain attribute, or registered as a buffer, and
+    the reverse, each fail with the misconception it shows.
+    """
+    assert_module(module, name)
+    buffers = dict(buffers or {})
+    own_parameters = dict(module.named_parameters())
+    own_buffers = dict(module.named_buffers())
+    plain = plain_tensors(module)
+    saved = set(module.state_dict())
+    for key, shape in parameters.items():
+        if key not in own_parameters:
+            if key in own_buffers:
+                fail(
+                    f"{name}.{key} is registered as a buffer, not a parameter: {name}.parameters() leaves it "
+                    "out, so an optimizer would never train it.",
+                    BUFFER_VS_PARAMETER,
+                )
+            if key in plain:
+                fail(
+                    f"{name}.{key} is a plain tensor attribute (requires_grad={plain[key].requires_grad}), not an "
+                    f"nn.Parameter: it is missing from {name}.parameters().",
+                    PARAM_AS_PLAIN_TENSOR,
+                )
+            fail(f"{name} has no parameter named {key!r}; its parameters: {', '.join(own_parameters) or 'none'}.")
+        value = own_parameters[key]
+        assert_shape(value, shape, f"{name}.{key}")
+        if not value.requires_grad:
+            fail(f"{name}.{key} is a parameter with requires_grad=False; a trainable parameter requires grad.")
+    for key, shape in buffers.items():
+        if key not in own_buffers:
+            if key in own_parameters:
+                fail(
+                    f"{name}.{key} is an nn.Parameter, so {name}.parameters() hands it to the optimizer, which "
+                    "would train it; state that is not learned is a buffer (register_buffer).",
+                    BUFFER_VS_PARAMETER,
+                )
+            if key in plain:
+                fail(
+                    f"{name}.{key} is a plain tensor attribute, not a registered buffer: it is missing from "
+                    f"{name}.buffers() and {name}.state_dict().",
+                    BUFFER_NOT_REGISTERED,
+                )
+            fail(f"{name} has no buffer named {key!r}; its buffers: {', '.join(own_buffers) or 'none'}.")
+        assert_shape(own_buffers[key], shape, f"{name}.{key}")
+        if key not in saved:
+            fail(
+                f"{name}.{key} is a buffer registered with persistent=False: {name}.state_dict() leaves it out.",
+                BUFFER_NOT_REGISTERED,
+            )
+    extra = sorted(set(own_parameters) - set(parameters))
+    if extra:
+        hint = BUFFER_VS_PARAMETER if set(extra) & set(buffers) else None
+        fail(f"{name} has parameter(s) the task does not ask for: {', '.join(extra)}.", hint)
+    extra = sorted(set(own_buffers) - set(buffers))
+    if extra:
+        fail(f"{name} has buffer(s) the task does not ask for: {', '.join(extra)}.")
+
+
+def _stray(
+    module: nn.Module, ok: Callable[[torch.Tensor], bool], label: str, how: str, what: Callable[[torch.Tensor], str]
+) -> None:
+    """Fail on the first tensor attribute ``how`` (e.g. ``.to("cuda")``) left behind, with its misconception."""
+    for key, value in plain_tensors(module).items():
+        if not ok(value):
+            hint = PARAM_AS_PLAIN_TENSOR if value.requires_grad else BUFFER_NOT_REGISTERED
+            fail(f"After {label}{how}, {label}.{key} is still {what(value)}: it is a plain tensor attribute.", hint)
+
+
+def _check_output(
+    out: Any,
+    label: str,
+    given: str,
+    ok: Callable[[torch.Tensor], bool],
+    what: Callable[[torch.Tensor], str],
+    hint: Hint,
+) -> None:
+    outputs = tensors_in(out)
+    if not outputs:
+        fail(f"{label}(x) returned {describe(out)} for {given}, expected a tensor.")
+    for tensor in outputs:
+        if not ok(tensor):
+            fail(f"{label}(x) was given {given}, but returned a tensor {what(tensor)}.", hint)
+
+
+def _module_on_device(
+    make_module: Callable[[], Any],
+    make_input: Callable[[torch.dtype, str], Any],
+    label: str,
+    device: str,
+    fake: bool,
+    hint: Hint,
+) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from .functions import _unjudgeable
+
+    module = call_module(make_module, name=f"{label}'s constructor")
+    assert_module(module, label)
+    mode: contextlib.AbstractContextManager[Any] = (
+        FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
+    )
+    what = "CUDA" if device == "cuda" else f"{device}-device"
+    with mode:
+        moved = call_module(module.to, device, name=f"{label}.to({device!r})")
+        if moved is not module:
+            fail(f"{label}.to({device!r}) returned another object than the module itself; nn.Module.to returns self.")
+        for key, tensor in list(module.named_parameters()) + list(module.named_buffers()):
+            if tensor.device.type != device:
+                fail(f"After {label}.to({device!r}), {label}.{key} is on device {tensor.device}.", hint)
+        _stray(module, lambda t: t.device.type == device, label, f".to({device!r})", lambda t: f"on device {t.device}")
+        kept = {k: v for k, v in _devices_kept(module).items() if v.type != device}
+        x = make_input(torch.float32, device)
+        try:
+            with quiet():
+                out = module(x)
+        except _unjudgeable():
+            return None  # forward needs values (.item(), x[x < 0]), which fake tensors lack: other tests judge it
+        except Exception as error:
+            fail(
+                f"After {label}.to({device!r}), calling {label}(x) on {what} input raised "
+                f"{type(error).__name__}: {_first_line(error)}",
+                DEVICE_FIXED_AT_INIT if kept else (module_hint(error) or hint),
+            )
+        _check_output(
+            out,
+            label,
+            f"{what} input after {label}.to({device!r})",
+            lambda t: t.device.type == device,
+            lambda t: f"on device {t.device}",
+            DEVICE_FIXED_AT_INIT if kept else hint,
+        )
+
+
+def assert_module_follows_device(
+    make_module: Callable[[], Any],
+    make_input: Callable[[torch.dtype, str], Any],
+    name: str | None = None,
+    hint: Hint = DEVICE_NOT_KEPT,
+) -> None:
+    """After ``module.to("cuda")`` every tensor the module holds is on the GPU, and so is its output.
+
+    ``make_module()`` builds a fresh module on the CPU; ``make_input(dtype, device)`` a batch for it.
+    Runs with fake CUDA tensors everywhere (the meta device where this torch build cannot fake CUDA),
+    and on real CUDA when a GPU is present. A plain tensor attribute left behind fails with
+    ``buffer-not-registered`` or ``param-as-plain-tensor``; a device stored in ``__init__``, with
+    ``device-fixed-at-init``.
+    """
+    label = name or str(getattr(make_module, "__name__", "the model"))
+    if torch.cuda.is_available():
+        _module_on_device(make_module, make_input, label, "cuda", False, hint)
+    if fake_cuda_available():
+        _module_on_device(make_module, make_input, label, "cuda", True, hint)
+    else:
+        _module_on_device(make_module, make_input, label, "meta", False, hint)
+
+
+def assert_module_follows_dtype(
+    make_module: Callable[[], Any],
+    make_input: Callable[[torch.dtype, str], Any],
+    dtype: torch.dtype = torch.float64,
+    name: str | None = None,
+    hint: Hint = DTYPE_CHANGED,
+) -> None:
+    """After ``module.to(dtype)`` every floating tensor the module holds has that dtype, and so has its output."""
+    label = name or str(getattr(make_module, "__name__", "the model"))
+    module = call_module(make_module, name=f"{label}'s constructor")
+    assert_module(module, label)
+    call_module(module.to, dtype, name=f"{label}.to({dtype})")
+    for key, tensor in list(module.named_parameters()) + list(module.named_buffers()):
+        if tensor.is_floating_point() and tensor.dtype != dtype:
+            fail(f"After {label}.to({dtype}), {label}.{key} has dtype {tensor.dtype}.", hint)
+    _stray(
+        module, lambda t: not t.is_floating_point() or t.dtype == dtype, label, f".to({dtype})", lambda t: f"{t.dtype}"
+    )
+    out = call_module(module, make_input(dtype, "cpu"), name=f"{label}(x) after {label}.to({dtype})")
+    _check_output(
+        out,
+        label,
+        f"{dtype} input after {label}.to({dtype})",
+        lambda t: not t.is_floating_point() or t.dtype == dtype,
+        lambda t: f"of dtype {t.dtype}",
+        hint,
+    )
+
+
+def assert_state(
+    state: Any,
+    module: nn.Module,
+    expected: Mapping[str, torch.Tensor],
+    name: str = "the state",
+    hint: Hint = None,
+) -> None:
+    """``state`` maps exactly the names of ``module.state_dict()`` to tensors equal to ``expected``'s.
+
+    Missing buffers fail with ``parameters-only-state``; a value that no longer matches ``expected``
+    but follows the module's current one, with ``state-shares-memory``.
+    """
+    if not isinstance(state, Mapping):
+        fail(f"{name}: expected a dict of name -> tensor, got {describe(state)}.")
+    wanted = list(module.state_dict())
+    missing = [k for k in wanted if k not in state]
+    if missing:
+        buffers = {k for k, _ in module.named_buffers()}
+        fail(
+            f"{name} lacks {len(missing)} of the {len(wanted)} entries of the model's state_dict(): "
+            f"{', '.join(missing)}.",
+            PARAMETERS_ONLY_STATE if set(missing) <= buffers else hint,
+        )
+    unexpected = [str(k) for k in state if k not in wanted]
+    if unexpected:
+        fail(f"{name} has key(s) the model's state_dict() does not: {', '.join(unexpected)}.", hint)
+    current = module.state_dict()
+    for key in wanted:
+        value = state[key]
+        assert_tensor(value, f"{name}[{key!r}]", hint)
+        with torch.no_grad():
+            follows = (
+                value.shape == current[key].shape
+                and not torch.equal(current[key].detach().cpu(), expected[key].detach().cpu())
+                and torch.equal(value.detach().cpu(), current[key].detach().cpu())
+            )
+        assert_close(
+            value.detach(),
+            expected[key].detach(),
+            name=f"{name}[{key!r}]",
+            check_device=False,
+            hint=STATE_SHARES_MEMORY if follows else hint,
+        )
+
+
+@contextlib.contextmanager
+def changed_in_place(module: nn.Module, scale: float = -1.5, shift: float = 0.25) -> Iterator[None]:
+    """Within the block the module's parameters and buffers hold other values, as after a training step.
+
+    The same tensors are changed in place (``p.mul_(scale).add_(shift)`` under ``no_grad``); they are
+    put back afterwards.
+    """
+    saved = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    tensors = dict(module.named_parameters()) | dict(module.named_buffers())
+    with torch.no_grad():
+        for tensor in tensors.values():
+            if tensor.is_floating_point():
+                tensor.mul_(scale).add_(shift)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for key, tensor in tensors.items():
+                if key in saved:
+                    tensor.copy_(saved[key])
+
+
+def assert_same_parameters(
+    module: nn.Module, before: Mapping[str, torch.Tensor], name: str = "the model", action: str = "restore()"
+) -> None:
+    """Every parameter of ``module`` is still the very object it was before ``action`` (an optimizer holds those)."""
+    now = dict(module.named_parameters())
+    for key, old in before.items():
+        if now.get(key) is not old:
+            fail(
+                f"After {action}, {name}.{key} is another tensor object than before: the parameter was replaced "
+                "instead of updated in place.",
+                LOAD_REPLACES_PARAMETERS,
+            )
+
+
+def _keeps_device(
+    action: Callable[[nn.Module], Any], make_module: Callable[[], Any], label: str, what: str, device: str, fake: bool
+) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    module = call_module(make_module, name=f"{label}'s constructor")
+    assert_module(module, label)
+    mode: contextlib.AbstractContextManager[Any] = (
+        FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
+    )
+    with mode:
+        call_module(module.to, device, name=f"{label}.to({device!r})")
+        call_module(action, module, name=what)
+        for key, tensor in list(module.named_parameters()) + list(module.named_buffers()):
+            if tensor.device.type != device:
+                fail(
+                    f"{label} was on the GPU ({device}); after {what}, {label}.{key} is on device {tensor.device}.",
+                    LOAD_REPLACES_PARAMETERS if key in dict(module.named_parameters()) else DEVICE_NOT_KEPT,
+                )
+
+
+def assert_module_keeps_device(
+    action: Callable[[nn.Module], Any],
+    make_module: Callable[[], Any],
+    name: str = "the model",
+    what: str = "the call",
+) -> None:
+    """``action(module)`` on a module moved to the GPU leaves every parameter and buffer on the GPU.
+
+    Fake CUDA everywhere (the meta device where this torch build cannot fake CUDA), real CUDA too when
+    present; ``action`` may use CPU tensors (a checkpoint loaded on the CPU).
+    """
+    if torch.cuda.is_available():
+        _keeps_device(action, make_module, name, what, "cuda", False)
+    if fake_cuda_available():
+        _keeps_device(action, make_module, name, what, "cuda", True)
+    else:
+        _keeps_device(action, make_module, name, what, "meta", False)
