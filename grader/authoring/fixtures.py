@@ -181,7 +181,7 @@ def _fixture(path: Path, name: str, declared: dict[str, Any], notebook: Path | N
     if bool(full) == bool(fails):
         raise AuthoringError(
             f"{path}: say what it must score: either `full_marks = true` or a [fails] table (test cell -> "
-            f'misconception code, e.g. test_loss = "[sum-instead-of-mean]"), not '
+            f'misconception code, e.g. test_loss = "[sum-instead-of-mean]"); it has '
             f"{'both' if full else 'neither'}"
         )
     solutions = declared.get("solutions", {})

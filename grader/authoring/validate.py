@@ -61,6 +61,7 @@ class Run:
     notebooks: dict[str, NotebookNode] = field(default_factory=dict)
     graded: grading.Results = field(default_factory=dict)
     stock_graded: grading.Results | None = None
+    release: NotebookNode | None = None
     equivalent: dict[str, equivalence.Verdict] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -98,6 +99,7 @@ def release(run: Run) -> None:
     scratch = Assignment(run.scratch / "engine", run.name)
     solutions = scratch.solutions()
     release_nb = read_notebook(scratch.release)
+    run.release = release_nb
     run.notebooks[SOLUTION] = fill(_copy(release_nb), solutions)
     run.notebooks[PROBE_RELEASE] = probes.release_notebook(scratch)
     run.notebooks[PROBE_ANYTHING] = probes.stub_notebook(scratch)
@@ -176,7 +178,7 @@ def validate(
         steps=run.seconds,
         commit=_commit(root),
         when=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-        release=read_notebook(run.assignment.release) if run.assignment.release.is_file() else None,
+        release=run.release,
     )
 
 

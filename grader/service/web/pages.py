@@ -17,6 +17,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from ... import course, late_policy
+from ...authoring import report as validation
 from ...errors import GraderError, InfrastructureError, NotFound, StudentError
 from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
@@ -28,7 +29,8 @@ from ..rules import deadlines
 from ..rules.counting import counting
 from . import downloads, http, hub, sessions
 
-templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+# The validation report's body (grader validate) is shared with its standalone HTML: both template folders.
+templates = Jinja2Templates(directory=[str(Path(__file__).parent / "templates"), str(validation.TEMPLATES)])
 templates.env.globals["charts"] = charts
 templates.env.filters["when"] = lambda value: "" if value is None else f"{value:%Y-%m-%d %H:%M} UTC"
 templates.env.filters["pts"] = lambda value: "–" if value is None else f"{value:g}"
@@ -134,6 +136,17 @@ async def assignment_page(request: Request) -> Response:
         test_names=names,
         test_rates=rates,
     )
+
+
+async def validation_page(request: Request) -> Response:
+    """The latest ``grader validate`` report of an assignment: the tests of its tests, for staff."""
+    user = sessions.staff(request)
+    name = request.path_params["name"]
+    config: ServiceConfig = request.app.state.config
+    if name not in course.assignments(config.course_root):
+        raise NotFound(f"no assignment {name!r}")
+    found = await run_in_threadpool(validation.load, config.course_root, name)
+    return _render(request, "validation.html", user=user, assignment=name, r=found)
 
 
 async def student_page(request: Request) -> Response:
@@ -362,6 +375,7 @@ routes = [
     Route("/logout", logout, methods=["POST"], include_in_schema=False),
     Route("/admin", gradebook, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}", assignment_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/validation", validation_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/regrade", regrade_form, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/regrade", regrade_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/regrade/runs/{run}", regrade_run, methods=["GET"], include_in_schema=False),
