@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 TIMEOUT_S = 60.0
+Record = list[list[Any]]
+"""One run's events: ["call", cell, function, result, {argument: afterwards}], ["cell", cell, how it ended],
+["name", cell, name, value]; each value a ``fingerprint``."""
 _FILENAME = "<answer cell {}>"
 
 
@@ -138,7 +141,8 @@ def _record(cells: list[dict[str, str]], replace: tuple[str, str] | None, out: P
 
     import torch
 
-    record: list[str] = []
+    record: list[list[Any]] = []
+    where = [""]  # the cell running now
     depth = [0]  # only calls from outside the answer cells' own code are recorded: the tests' calls
 
     def watched(function: Any) -> Any:
@@ -162,7 +166,8 @@ def _record(cells: list[dict[str, str]], replace: tuple[str, str] | None, out: P
             except TypeError:
                 bound = {"args": args, "kwargs": kwargs}
             after = {k: v for k, v in bound.items() if k not in ("self", "ctx", "cls")}
-            record.append(f"{function.__qualname__} -> {fingerprint(result)} | after: {fingerprint(after)}")
+            after_fp = {k: fingerprint(v) for k, v in after.items()}
+            record.append(["call", where[0], function.__qualname__, fingerprint(result), after_fp])
             return result
 
         return wrapper
@@ -201,6 +206,7 @@ def _record(cells: list[dict[str, str]], replace: tuple[str, str] | None, out: P
             source = replace[1]
         filename = _FILENAME.format(cell["grade_id"]) if cell["kind"] == "answer" else f"<cell {cell['grade_id']}>"
         before = set(namespace)
+        where[0] = cell["grade_id"]
         try:
             exec(compile(source, filename, "exec"), namespace)
             ended = "ok"
@@ -208,16 +214,18 @@ def _record(cells: list[dict[str, str]], replace: tuple[str, str] | None, out: P
             ended = f"{type(error).__name__}: {str(error)[:300]}"
         finally:
             torch.set_grad_enabled(True)
-        record.append(f"cell {cell['grade_id']}: {ended}")
+        record.append(["cell", cell["grade_id"], ended])
         if cell["kind"] == "answer":
             defined = set(namespace) - before - {"__builtins__"}
-            record.extend(f"  {name} = {fingerprint(namespace[name])}" for name in sorted(defined))
+            record.extend(["name", cell["grade_id"], name, fingerprint(namespace[name])] for name in sorted(defined))
             watch(namespace, defined, filename)
     out.write_text(json.dumps(record))
 
 
 class _Child:
     """One run of the notebook in a forked child, writing its record to a file."""
+
+    out: Path
 
     def __init__(self, cells: list[dict[str, str]], replace: tuple[str, str] | None) -> None:
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
@@ -234,7 +242,7 @@ class _Child:
             except BaseException:
                 os._exit(1)
 
-    def poll(self, timeout: float) -> list[str] | str | None:
+    def poll(self, timeout: float) -> Record | str | None:
         """The record (or why there is none) once the child has ended; None while it runs."""
         done, status = os.waitpid(self.pid, os.WNOHANG)
         if not done:
@@ -246,18 +254,18 @@ class _Child:
             return f"ran past {timeout:.0f} s"
         try:
             text = self.out.read_text()
-            return list(json.loads(text)) if text else f"exited {os.waitstatus_to_exitcode(status)}"
+            return list(json.loads(text)) if text else f"exited with status {os.waitstatus_to_exitcode(status)}"
         finally:
             self.out.unlink(missing_ok=True)
 
 
 def _run_all(
     cells: list[dict[str, str]], runs: dict[str, tuple[str, str] | None], timeout: float, jobs: int
-) -> dict[str, list[str] | str]:
+) -> dict[str, Record | str]:
     """Every run (id -> the answer cell swapped in, or None for the original), ``jobs`` children at a time."""
     waiting = list(runs.items())
     running: dict[str, _Child] = {}
-    records: dict[str, list[str] | str] = {}
+    records: dict[str, Record | str] = {}
     while waiting or running:
         while waiting and len(running) < jobs:
             key, replace = waiting.pop(0)
@@ -271,17 +279,41 @@ def _run_all(
     return records
 
 
-def _first_difference(original: list[str] | str, mutant: list[str] | str) -> str:
+def _first_difference(original: Record | str, mutant: Record | str) -> str:
+    """The first thing the mutant's run changed, in words ('' when nothing did)."""
     if isinstance(mutant, str):
-        return mutant
+        return f"the notebook {mutant}"
     if isinstance(original, str):
-        return f"the original itself {original}"
+        return f"the original notebook itself {original}"
+    calls: dict[str, int] = {}
     for a, b in zip(original, mutant, strict=False):
-        if a != b:
-            return f"{b[:300]} (the original: {a[:300]})"
+        if a[0] == "call":
+            calls[a[2]] = calls.get(a[2], 0) + 1
+        if a == b:
+            continue
+        if a[0] == "call" and b[0] == "call" and a[:3] == b[:3]:
+            changed = ["what it returned"] if a[3] != b[3] else []
+            changed += [f"{arg} afterwards" for arg in a[4] if a[4].get(arg) != b[4].get(arg)]
+            verb = "differs" if len(changed) == 1 else "differ"
+            return (
+                f"call {calls[a[2]]} of {a[2]}() from cell {a[1]}: {' and '.join(changed)} {verb} from the original's"
+            )
+        if a[0] == "cell" and b[0] == "cell" and a[1] == b[1]:
+            return f"cell {a[1]} ended with {b[2]!r} instead of {a[2]!r}"
+        if a[0] == "name" and b[0] == "name" and a[:3] == b[:3]:
+            return f"{a[2]}, as cell {a[1]} leaves it, differs from the original's"
+        return f"the run took another path: {_said(b)} where the original had {_said(a)}"
     if len(original) != len(mutant):
         return f"{len(mutant)} recorded events instead of {len(original)}"
     return ""
+
+
+def _said(event: list[Any]) -> str:
+    if event[0] == "call":
+        return f"a call of {event[2]}() from cell {event[1]}"
+    if event[0] == "cell":
+        return f"the end of cell {event[1]}"
+    return f"the name {event[2]} left by cell {event[1]}"
 
 
 def _warm() -> None:

@@ -74,7 +74,7 @@ def text(report: Report, strict: bool = False) -> str:
     if report.survivors:
         lines += ["", "Surviving mutants (holes in the hidden tests):"]
         for m in report.survivors:
-            where = f"{m.cell}{f', {m.function}()' if m.function else ''}, line {m.line}"
+            where = f"{f'{m.function}() in ' if m.function else ''}cell {m.cell}, line {m.line}"
             lines.append(f"  {m.id} {m.operator} ({m.description}) in {where}:")
             lines += [f"      {line}" for line in m.diff]
             if m.difference:

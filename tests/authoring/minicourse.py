@@ -50,7 +50,8 @@ for _step in range(2):
     _reference = 2 / 6 * _x.T @ (_x @ _before - _y)
     checks.call(sgd_step, _w, _x, _y, 0.05)
     checks.assert_close(_w.detach() - _before, -0.05 * _reference, name=f"the change of w made by step {_step + 1}")
-assert _w.is_leaf and _w.requires_grad, "w must stay a trainable leaf.\\n\\n" + str(checks.misconceptions.UPDATE_TRACKED)
+_tracked = str(checks.misconceptions.UPDATE_TRACKED)
+assert _w.is_leaf and _w.requires_grad, "w must stay a trainable leaf.\\n\\n" + _tracked
 ### END HIDDEN TESTS
 """
 )

@@ -50,9 +50,12 @@ def test_a_gradient_check_weakened_to_a_shape_check_fails_and_names_the_survivor
     assert {"sign-flipped", "sum-for-mean", "grad-never-zeroed"} <= {m["operator"] for m in survivors}
     (flipped,) = [m for m in survivors if m["diff"] == ["- w -= lr * w.grad", "+ w += lr * w.grad"]]
     assert flipped["operator"] == "sign-flipped" and flipped["function"] == "sgd_step" and flipped["line"] == 6
-    assert flipped["difference"].startswith("sgd_step -> ")  # what it changed that no test noticed
+    # what it changed that no test noticed: w after the test's first call
+    unnoticed = "call 1 of sgd_step() from cell test_sgd_step: w afterwards differs from the original's"
+    assert flipped["difference"] == unnoticed
+    assert f"      changes, unnoticed: {unnoticed}" in out
     assert "Surviving mutants (holes in the hidden tests):" in out
-    assert f"{flipped['id']} sign-flipped (-= -> +=) in sgd_step, sgd_step(), line 6:" in out
+    assert f"{flipped['id']} sign-flipped (-= -> +=) in sgd_step() in cell sgd_step, line 6:" in out
     assert "      + w += lr * w.grad" in out
     assert out.rstrip().endswith("the dashboard's assignment page shows it to staff.")
     assert f"FAILED: {len(report['failures'])} finding(s) fail this validation." in out
@@ -133,7 +136,8 @@ def test_a_fixture_is_graded_as_it_declares_and_a_wrong_declaration_fails(tmp_pa
         (
             "wrong-cell.toml",
             'why = "x"\n[fails]\ntest_nothing = "[graph-cut]"\n',
-            "[fails] names test_nothing, which is not a test cell of the source notebook (its test cells: test_sgd_step)",
+            "[fails] names test_nothing, which is not a test cell of the source notebook "
+            "(its test cells: test_sgd_step)",
         ),
         ("broken.ipynb", "this is not JSON", "broken.ipynb is not a notebook nbformat can read"),
         ("notes.txt", "a note", "a fixture is a .toml cell-replacement file or an .ipynb notebook, not a .txt file"),
@@ -156,10 +160,10 @@ def test_a_bad_fixture_gets_one_sentence_and_a_non_zero_exit(
 def test_an_assignment_without_a_source_notebook_gets_one_sentence(tmp_path: Path) -> None:
     root = minicourse.make(tmp_path / "course")
     (root / "source" / "empty").mkdir()
-    code, out, err, _ = validate(root, "empty")
+    code, _, err, _ = validate(root, "empty")
     assert code == 2
     assert f"empty: no source notebook at {root / 'source' / 'empty' / 'empty.ipynb'}" in err
-    code, out, err, _ = validate(root, "nowhere")
+    code, _, err, _ = validate(root, "nowhere")
     assert code == 2
     assert (
         "no assignment 'nowhere': an assignment is a folder source/<name>/ holding <name>.ipynb (found: empty, gd_step)"
