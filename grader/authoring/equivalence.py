@@ -155,19 +155,23 @@ def _record(cells: list[dict[str, str]], replace: tuple[str, str] | None, out: P
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             depth[0] += 1
+            raised: BaseException | None = None
             try:
                 result = function(*args, **kwargs)
+            except BaseException as error:
+                raised, result = error, None
             finally:
                 depth[0] -= 1
-            if depth[0]:
-                return result
-            try:
-                bound = signature.bind(*args, **kwargs).arguments
-            except TypeError:
-                bound = {"args": args, "kwargs": kwargs}
-            after = {k: v for k, v in bound.items() if k not in ("self", "ctx", "cls")}
-            after_fp = {k: fingerprint(v) for k, v in after.items()}
-            record.append(["call", where[0], function.__qualname__, fingerprint(result), after_fp])
+            if not depth[0]:
+                try:
+                    bound = signature.bind(*args, **kwargs).arguments
+                except TypeError:
+                    bound = {"args": args, "kwargs": kwargs}
+                after = {k: fingerprint(v) for k, v in bound.items() if k not in ("self", "ctx", "cls")}
+                gave = f"raised {type(raised).__name__}: {str(raised)[:200]}" if raised else fingerprint(result)
+                record.append(["call", where[0], function.__qualname__, gave, after])
+            if raised is not None:
+                raise raised
             return result
 
         return wrapper
@@ -292,6 +296,8 @@ def _first_difference(original: Record | str, mutant: Record | str) -> str:
         if a == b:
             continue
         if a[0] == "call" and b[0] == "call" and a[:3] == b[:3]:
+            if str(b[3]).startswith("raised ") and a[3] != b[3]:
+                return f"call {calls[a[2]]} of {a[2]}() from cell {a[1]} {b[3]}, where the original returned"
             changed = ["what it returned"] if a[3] != b[3] else []
             changed += [f"{arg} afterwards" for arg in a[4] if a[4].get(arg) != b[4].get(arg)]
             verb = "differs" if len(changed) == 1 else "differ"
