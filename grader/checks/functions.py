@@ -20,6 +20,7 @@ from ._report import Hint, describe, diagnose, fail, quiet
 from .devices import fake_cuda_available
 from .misconceptions import (
     BACKWARD_GRADIENT_COUNT,
+    BACKWARD_NOT_DIFFERENTIABLE,
     BACKWARD_WRONG_DERIVATIVE,
     DEVICE_NOT_KEPT,
     DTYPE_CHANGED,
@@ -135,6 +136,35 @@ def backward_grads(
     return tuple(grads)
 
 
+def _gradcheck(
+    check: Callable[..., bool],
+    fn: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    label: str,
+    what: str,
+    hint: Hint,
+    ignored_hint: bool,
+) -> None:
+    from torch.autograd.gradcheck import GradcheckError
+
+    shapes = ", ".join(f"{tuple(t.shape)}" for t in tensors_in(list(inputs)))
+    call = f"torch.autograd.{check.__name__}({label}, ...)"
+    try:
+        with quiet():
+            check(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True)
+    except GradcheckError as error:
+        # Its first line says which Jacobian disagrees; the Jacobians themselves (values) follow and stay out.
+        first = _first_line(error).split("numerical:")[0].rstrip(" ,")
+        if ignored_hint and _ignores_grad_output(fn, inputs, label):
+            hint = GRAD_OUTPUT_IGNORED
+        fail([f"{call} failed on float64 input(s) of shape {shapes}: {what}.", f"{check.__name__}: {first}."], hint)
+    except Exception as error:
+        fail(
+            f"{call} on float64 input(s) of shape {shapes} raised {type(error).__name__}: {_first_line(error)}",
+            function_hint(error),
+        )
+
+
 def assert_gradcheck(
     fn: Callable[..., Any],
     inputs: tuple[Any, ...],
@@ -144,34 +174,26 @@ def assert_gradcheck(
     """``torch.autograd.gradcheck(fn, inputs)`` passes: backward agrees with finite differences.
 
     ``inputs`` are float64 tensors that require grad (other arguments, a float, pass through). The
-    message names the inputs by shape and says which Jacobian disagrees, never their values.
+    message names the inputs by shape and says which Jacobian disagrees, never their values; a
+    backward that ignores ``grad_output`` is named as such.
     """
-    from torch.autograd.gradcheck import GradcheckError
+    what = "backward() disagrees with finite differences of forward()"
+    _gradcheck(torch.autograd.gradcheck, fn, inputs, _label(fn, name), what, hint, True)
 
-    label = _label(fn, name)
-    shapes = ", ".join(f"{tuple(t.shape)}" for t in tensors_in(list(inputs)))
-    try:
-        with quiet():
-            torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True)
-    except GradcheckError as error:
-        # Its first line says which Jacobian disagrees; the Jacobians themselves (values) follow and stay out.
-        what = _first_line(error).split("numerical:")[0].rstrip(" ,")
-        if _ignores_grad_output(fn, inputs, label):
-            hint = GRAD_OUTPUT_IGNORED
-        fail(
-            [
-                f"torch.autograd.gradcheck({label}, ...) failed on float64 input(s) of shape {shapes}: "
-                "backward() disagrees with finite differences of forward().",
-                f"gradcheck: {what}.",
-            ],
-            hint,
-        )
-    except Exception as error:
-        fail(
-            f"torch.autograd.gradcheck({label}, ...) on float64 input(s) of shape {shapes} raised "
-            f"{type(error).__name__}: {_first_line(error)}",
-            function_hint(error),
-        )
+
+def assert_gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    name: str | None = None,
+    hint: Hint = BACKWARD_NOT_DIFFERENTIABLE,
+) -> None:
+    """``torch.autograd.gradgradcheck(fn, inputs)`` passes: autograd can differentiate backward itself.
+
+    Run it after ``assert_gradcheck``: with a correct backward, what is left to fail is a backward
+    computed outside autograd (``torch.no_grad()``, detached tensors, a copy made in forward).
+    """
+    what = "the gradient backward() returns cannot be differentiated again correctly"
+    _gradcheck(torch.autograd.gradgradcheck, fn, inputs, _label(fn, name), what, hint, False)
 
 
 def _ignores_grad_output(fn: Callable[..., Any], args: tuple[Any, ...], label: str) -> bool:
@@ -308,11 +330,13 @@ def _on_device(
         fail(f"{label}() on {what} inputs that require grad returned a tensor without grad_fn.", GRAPH_CUT)
     try:
         with quiet():
+            # the Function's own backward, its gradients as it returns them (autograd's engine would quietly
+            # cast a gradient to its input's dtype, and needs a real GPU)
+            raw = grad_fn.apply(torch.ones_like(out))
             if engine:
                 inputs = [t for t in tensors_in(list(args)) if t.requires_grad]
-                grads: Any = torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
-            else:  # the Function's own backward, without autograd's engine (which needs a real GPU)
-                grads = grad_fn.apply(torch.ones_like(out))
+                again = fn(*args)
+                torch.autograd.grad(again, inputs, torch.ones_like(again), allow_unused=True)
     except _unjudgeable():
         return None
     except Exception as error:
@@ -320,9 +344,23 @@ def _on_device(
             f"backward() of {label} on {what} inputs raised {type(error).__name__}: {_first_line(error)}",
             function_hint(error) or hint,
         )
-    for i, grad in enumerate(tensors_in(list(grads) if isinstance(grads, tuple | list) else [grads])):
+    grads = list(raw) if isinstance(raw, tuple | list) else [raw]
+    for i, (arg, grad) in enumerate(zip(args, grads, strict=False)):
+        if not (isinstance(arg, torch.Tensor) and isinstance(grad, torch.Tensor)):
+            continue
+        which = "x" if i == 0 else f"argument {i}"
         if grad.device.type != device:
-            fail(f"backward() of {label} was given {what} tensors, but gradient {i} is on device {grad.device}.", hint)
+            fail(
+                f"backward() of {label} was given {what} tensors, but its gradient for {which} is on device "
+                f"{grad.device}.",
+                hint,
+            )
+        if grad.dtype != arg.dtype:
+            fail(
+                f"backward() of {label} returned a {grad.dtype} gradient for the {arg.dtype} {which}; a gradient "
+                "has the dtype of its input.",
+                DTYPE_CHANGED,
+            )
 
 
 def assert_function_keeps_device(

@@ -271,6 +271,14 @@ NOT_SAVED_FOR_BACKWARD = Misconception(
     "save tensors with ctx.save_for_backward(x) and read them back from ctx.saved_tensors.",
 )
 
+BACKWARD_NOT_DIFFERENTIABLE = Misconception(
+    "backward-not-differentiable",
+    "backward() computed its result outside autograd (under torch.no_grad(), or from detached "
+    "tensors), so the gradient cannot itself be differentiated (create_graph=True, second "
+    "derivatives, torch.autograd.gradgradcheck); build it from grad_output and ctx.saved_tensors "
+    "with ordinary torch operations.",
+)
+
 SAVED_NON_TENSOR = Misconception(
     "save-non-tensor",
     "ctx.save_for_backward() accepts only tensors (or None); keep a Python number such as slope "

@@ -76,6 +76,21 @@ class CubeOnPrivateCopy(CubeOnAttribute):
         return x**3
 
 
+class CubeUnderNoGrad(Cube):
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        with torch.no_grad():
+            return grad_output * 3 * x**2
+
+
+class CubeGradientFloat64(Cube):
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return (grad_output * 3 * x**2).double()
+
+
 class CubeMaskOnCpu(Cube):
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
@@ -164,6 +179,19 @@ def test_gradcheck_names_an_ignored_grad_output() -> None:
     assert "Likely cause [grad-output-ignored]" in text
 
 
+def test_gradgradcheck_names_a_backward_autograd_cannot_see() -> None:
+    assert checks.assert_gradgradcheck(Cube.apply, (x64(4),)) is None
+    assert checks.assert_gradgradcheck(CubeSetupContext.apply, (x64(4),)) is None
+    text = message(checks.assert_gradgradcheck, CubeUnderNoGrad.apply, (x64(4),), name="Cube.apply")
+    assert text.startswith(
+        "torch.autograd.gradgradcheck(Cube.apply, ...) failed on float64 input(s) of shape (4,): the gradient "
+        "backward() returns cannot be differentiated again correctly.\ngradgradcheck: "
+    )
+    assert "Likely cause [backward-not-differentiable]" in text
+    text = message(checks.assert_gradgradcheck, CubeOnPrivateCopy.apply, (x64(4),), name="Cube.apply")
+    assert "Likely cause [backward-not-differentiable]" in text  # the copy made in forward is detached
+
+
 def test_ignored_grad_output_is_named() -> None:
     text = message(checks.assert_uses_grad_output, CubeGradOutputIgnored.apply, (x64(3),), name="Cube.apply")
     assert text.startswith(
@@ -217,6 +245,14 @@ def test_backward_creating_a_cpu_tensor_is_caught_without_a_gpu() -> None:
     text = message(checks.assert_function_keeps_device, CubeMaskOnCpu.apply, cuda_args, name="Cube.apply")
     assert text.startswith("backward() of Cube.apply on CUDA inputs raised FakeTensorDeviceMismatchError")
     assert "Likely cause [device-not-kept]" in text
+
+
+def test_gradient_of_another_dtype_is_caught_before_autograd_casts_it() -> None:
+    text = message(checks.assert_function_keeps_device, CubeGradientFloat64.apply, cuda_args, name="Cube.apply")
+    assert text.startswith(
+        "backward() of Cube.apply returned a torch.float64 gradient for the torch.float32 x; a gradient has the "
+        "dtype of its input.\n\nLikely cause [dtype-changed]: "
+    )
 
 
 def test_forward_only_device_check_and_unjudgeable_code() -> None:
