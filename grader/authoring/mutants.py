@@ -53,7 +53,8 @@ class Mutant:
     """The change: the lines it removes (``- ``) and adds (``+ ``), as the parser prints them."""
     code: str
     """The whole mutated cell."""
-    codes: frozenset[str]
+    codes: tuple[str, ...]
+    """The misconception codes a message may name for this change (none: any fits)."""
 
 
 @dataclass(frozen=True)
@@ -574,7 +575,7 @@ def derive(solutions: dict[str, str], limit_per_cell: int = 40) -> tuple[list[Mu
                     original=lines[line - 1].strip() if 0 < line <= len(lines) else "",
                     diff=_diff(original, text),
                     code=text,
-                    codes=operator.codes,
+                    codes=tuple(sorted(operator.codes)),
                 )
             )
     return mutants, skipped

@@ -67,15 +67,9 @@ class FixtureVerdict:
 
 
 @dataclass(frozen=True)
-class MutantVerdict:
-    id: str
-    cell: str
-    operator: str
-    description: str
-    function: str | None
-    line: int
-    original: str
-    diff: tuple[str, ...]
+class MutantVerdict(Mutant):
+    """The mutant and what the hidden tests made of it."""
+
     status: Status
     caught_by: tuple[str, ...]
     difference: str
@@ -281,19 +275,7 @@ def _mutant_verdict(mutant: Mutant, cells: Mapping[str, CellResult], same: Verdi
         status, difference = Status.EQUIVALENT, ""
     else:
         status, difference = Status.SURVIVED, same.difference if same is not None else ""
-    return MutantVerdict(
-        mutant.id,
-        mutant.cell,
-        mutant.operator,
-        mutant.description,
-        mutant.function,
-        mutant.line,
-        mutant.original,
-        mutant.diff,
-        status,
-        caught,
-        difference,
-    )
+    return MutantVerdict(**vars(mutant), status=status, caught_by=caught, difference=difference)
 
 
 def _mutant_quality(
@@ -312,7 +294,7 @@ def _mutant_quality(
             found.append(Quality(subject, ", ".join(lines), Problem.OTHER_FUNCTION, detail))
     if mutant.codes:
         codes = {code for gid in verdict.caught_by for code in CODE.findall(cells[gid].message.split("\nTraceback")[0])}
-        if codes and not codes & mutant.codes:
+        if codes and not codes & set(mutant.codes):
             said, fits = ", ".join(f"[{c}]" for c in sorted(codes)), ", ".join(f"[{c}]" for c in sorted(mutant.codes))
             found.append(
                 Quality(
