@@ -14,7 +14,7 @@ import pytest
 
 from grader import course
 
-from .test_validate import validate
+from .conftest import validate
 
 
 @pytest.mark.parametrize("assignment", course.assignments())

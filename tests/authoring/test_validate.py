@@ -7,24 +7,12 @@ report are what an instructor (and a course's CI) would read.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from . import minicourse
-
-
-def validate(root: Path, *args: str) -> tuple[int, str, str, dict[str, Any] | None]:
-    """Run ``grader validate``; exit status, stdout, stderr and the JSON report it wrote (if any)."""
-    command = [str(Path(sys.executable).parent / "grader"), "validate", *args, "--course", str(root), "--jobs", "2"]
-    proc = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=900, check=False)
-    name = next(a for a in args if not a.startswith("-"))
-    report = root / "validation" / f"{name}.json"
-    return proc.returncode, proc.stdout, proc.stderr, json.loads(report.read_text()) if report.exists() else None
+from .conftest import Validated, validate
 
 
 def test_a_strong_hidden_test_kills_every_mutant_a_student_could_write(tmp_path: Path) -> None:
@@ -42,9 +30,8 @@ def test_a_strong_hidden_test_kills_every_mutant_a_student_could_write(tmp_path:
     assert "<strong>PASSED</strong>" in html and '<th scope="row"><code>test_sgd_step</code></th>' in html
 
 
-def test_a_gradient_check_weakened_to_a_shape_check_fails_and_names_the_survivors(tmp_path: Path) -> None:
-    root = minicourse.make(tmp_path / "course", ("test_sgd_step", minicourse.WEAK, 4))
-    code, out, err, report = validate(root, minicourse.NAME)
+def test_a_gradient_check_weakened_to_a_shape_check_fails_and_names_the_survivors(weakened: Validated) -> None:
+    code, out, err, report = weakened.result
     assert code == 1, out + err
     assert report is not None
     survivors = [m for m in report["mutants"] if m["status"] == "survived"]

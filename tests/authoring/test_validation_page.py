@@ -18,8 +18,7 @@ from grader import course
 from ..browser import ARTIFACTS, launched, require_chromium
 from ..service.conftest import Server, free_port
 from ..service.web.test_pages import browser
-from . import minicourse
-from .test_validate import validate
+from .conftest import Validated
 
 require_chromium()
 
@@ -27,9 +26,10 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def validated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = minicourse.make(tmp_path_factory.mktemp("validated") / "course", ("test_sgd_step", minicourse.WEAK, 4))
-    code, out, err, report = validate(root, minicourse.NAME)
+def validated(weakened: Validated) -> Iterator[Server]:
+    """``grader serve`` on the weakened course, once ``grader validate`` has written its report."""
+    root = weakened.root
+    code, out, err, report = weakened.result
     assert code == 1 and report is not None and report["survivors"] > 0, out + err
     course.generate_releases(root)
     server = Server(root, f"http://127.0.0.1:{free_port()}")
