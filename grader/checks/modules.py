@@ -333,6 +333,34 @@ def assert_state(
         )
 
 
+def assert_module_state(
+    module: nn.Module, expected: Mapping[str, torch.Tensor], name: str = "the model", hint: Hint = None
+) -> None:
+    """``module.state_dict()`` holds ``expected``'s values, as after loading them into the module.
+
+    When only buffers (BatchNorm's running statistics) kept their old values, the message names
+    ``parameters-only-state``: the loading went through ``named_parameters()``.
+    """
+    current = module.state_dict()
+    if set(current) != set(expected):
+        fail(f"{name}.state_dict() has the keys {', '.join(current)}; expected {', '.join(expected)}.", hint)
+    wrong = []
+    for key, value in current.items():
+        try:
+            assert_close(value.detach(), expected[key].detach(), name=key, check_device=False)
+        except AssertionError:
+            wrong.append(key)
+    buffers = {k for k, _ in module.named_buffers()}
+    for key in wrong:
+        assert_close(
+            current[key].detach(),
+            expected[key].detach(),
+            name=f"{name}.state_dict()[{key!r}]",
+            check_device=False,
+            hint=PARAMETERS_ONLY_STATE if set(wrong) <= buffers else hint,
+        )
+
+
 @contextlib.contextmanager
 def changed_in_place(module: nn.Module, scale: float = -1.5, shift: float = 0.25) -> Iterator[None]:
     """Within the block the module's parameters and buffers hold other values, as after a training step.

@@ -183,6 +183,26 @@ def test_state_checks_name_shared_memory_and_missing_buffers() -> None:
     assert text == "s has key(s) the model's state_dict() does not: 2.weight."
 
 
+def test_module_state_after_loading_names_buffers_left_behind() -> None:
+    source, model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)), nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    with torch.no_grad():
+        source[1].running_mean.fill_(2.0)
+    state = {k: v.clone() for k, v in source.state_dict().items()}
+    with torch.no_grad():
+        for key, p in model.named_parameters():
+            p.copy_(state[key])
+    text = message(checks.assert_module_state, model, state, name="the restored model")
+    assert text.startswith(
+        "the restored model.state_dict()['1.running_mean'] (a tensor of shape (4,), dtype torch.float32, device cpu) "
+        "does not match the reference."
+    )
+    assert "Likely cause [parameters-only-state]" in text
+    model.load_state_dict(state)
+    checks.assert_module_state(model, state)
+    text = message(checks.assert_module_state, model, {"w": torch.ones(1)}, name="m")
+    assert text.startswith("m.state_dict() has the keys 0.weight, 0.bias, 1.weight")
+
+
 def test_parameters_replaced_on_load() -> None:
     model = nn.Linear(2, 1)
     before = dict(model.named_parameters())
