@@ -20,12 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="message-quality warnings fail the validation too")
     parser.add_argument("--jobs", type=int, help="kernels at a time (default: twice the CPU count)")
     parser.add_argument(
-        "--json", type=Path, help="write the report here too (default: validation/<assignment>.json in the course)"
+        "--json", type=_absolute, help="write the report here too (default: validation/<assignment>.json in the course)"
     )
     parser.add_argument(
-        "--html", type=Path, help="write the HTML report here too (default: validation/<assignment>.html)"
+        "--html", type=_absolute, help="write the HTML report here too (default: validation/<assignment>.html)"
     )
     parser.add_argument("--course", help=argparse.SUPPRESS)
+
+
+def _absolute(text: str) -> Path:
+    """A path as the instructor typed it, from where they typed it (grading changes the working directory)."""
+    return Path(text).resolve()
 
 
 def run(args: argparse.Namespace) -> int:

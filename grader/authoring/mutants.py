@@ -377,7 +377,7 @@ OPERATORS: tuple[Operator, ...] = (
         "`.detach()` around what must be tracked",
         lambda n: isinstance(n, ast.Return | ast.Assign),
         (_detach_value,),
-        frozenset({"graph-cut", "not-a-leaf", "requires-grad-changed"}),
+        frozenset({"graph-cut", "not-a-leaf", "requires-grad-changed", "backward-not-differentiable"}),
     ),
     Operator(
         "no-grad-around",
@@ -439,7 +439,7 @@ OPERATORS: tuple[Operator, ...] = (
         "an in-place operation on an input or a leaf",
         lambda n: _call_attr(n, *IN_PLACE, "clone"),
         (lambda t, n, p: _drop_clone(t, n, p) if _call_attr(n, "clone") else _in_place(t, n, p),),
-        frozenset({"input-mutated", "not-a-leaf", "param-replaced", "update-outside-no-grad"}),
+        frozenset({"input-mutated", "not-a-leaf", "param-replaced", "update-outside-no-grad", "state-shares-memory"}),
     ),
     Operator(
         "argument-ignored",

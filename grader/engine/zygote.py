@@ -76,6 +76,12 @@ class Warm:
             checks.assert_preserves_device(
                 lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
             )
+        # Pickling a tensor (torch.save of a state_dict, copy.deepcopy) caches __slotnames__ on its class the
+        # first time: cache it here, so an honest checkpoint is not a change to torch.Tensor the guard reports.
+        import copyreg
+
+        for cls in (torch.Tensor, torch.nn.Parameter, torch.nn.Module, torch.Size):
+            copyreg._slotnames(cls)  # type: ignore[attr-defined]
         from .shell import Recorder, create, prime
 
         self.shell = create(Recorder())

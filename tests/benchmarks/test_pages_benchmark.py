@@ -15,7 +15,7 @@ def test_a_tiny_page_benchmark_times_every_page_and_stock_nbgrader(tmp_path: Pat
     args = ["--students", "4", "--attempts", "2", "--repeat", "1", "--json", str(figures)]
     proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "4 students x 3 assignments x 2 attempts = 24 graded submissions" in proc.stdout
+    assert "4 students x 4 assignments x 2 attempts = 32 graded submissions" in proc.stdout
     data = json.loads(figures.read_text())
     pages = data["pages"]
     for label in (

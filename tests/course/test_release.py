@@ -24,8 +24,8 @@ def fresh_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_there_are_three_assignments() -> None:
-    assert ASSIGNMENTS == ["ps1_tensors", "ps2_autograd", "ps3_regression"]
+def test_the_course_has_its_four_assignments_in_order() -> None:
+    assert ASSIGNMENTS == ["ps1_tensors", "ps2_autograd", "ps3_regression", "ps4_functions"]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
