@@ -264,16 +264,18 @@ def build_parser() -> argparse.ArgumentParser:
         "autograde",
         help="autograde submitted/ like `nbgrader autograde`, same gradebook rows, many times faster",
     )
-    autograde.add_argument("assignment")
+    autograde.add_argument("assignment", help="the assignment to grade (a folder under source/)")
     autograde.add_argument("--student", action="append", help="only this student (repeatable; default: everyone)")
     autograde.add_argument("--jobs", type=int, help="kernels at a time (default: twice the CPU count)")
     autograde.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
     autograde.add_argument("--course", help=COURSE_HELP)
     autograde.set_defaults(func=_autograde)
     serve = commands.add_parser("serve", help="run the grading service for this course on localhost")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--workers", type=int)
+    serve.add_argument("--host", help="the address to listen on (default: GraderService.host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="the port to listen on (default: GraderService.port, 8000)")
+    serve.add_argument(
+        "--workers", type=int, help="notebooks graded at a time by this process (default: GraderService.workers)"
+    )
     serve.add_argument(
         "--db-url",
         help="the database for the gradebook and the service's tables, e.g. postgresql://user@host/db "
@@ -298,13 +300,15 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--name", default="", help="this worker's name in the queue page (default: HOST:PID)")
     worker.set_defaults(func=_worker)
     db = commands.add_parser("db", help="the service's database schema: show it, or upgrade it (back up first)")
-    db.add_argument("action", choices=["current", "upgrade"])
+    db.add_argument("action", choices=["current", "upgrade"], help="current: show the schema; upgrade: migrate it")
     db.add_argument("--db-url", help="the database (default: the course's, $GRADER_DB_URL, else gradebook.db)")
     db.set_defaults(func=_db)
     tokens = commands.add_parser("tokens", help="issue, list or revoke access tokens (stored hashed)")
-    tokens.add_argument("action", choices=["issue", "list", "revoke"])
+    tokens.add_argument("action", choices=["issue", "list", "revoke"], help="what to do with tokens")
     tokens.add_argument("users", nargs="*", help="student ids (or staff names)")
-    tokens.add_argument("--role", choices=["student", "ta", "admin"], default="student")
+    tokens.add_argument(
+        "--role", choices=["student", "ta", "admin"], default="student", help="issue: the role (default: student)"
+    )
     tokens.add_argument(
         "--expires", help="issue: valid for 30d, 12h, or until a date (2027-01-31); default: until revoked"
     )
@@ -312,32 +316,34 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.add_argument("--id", help="revoke: the one token with this identifier (from `grader tokens list`)")
     tokens.set_defaults(func=_tokens)
     submit = commands.add_parser("submit", help="submit a notebook to the service and wait for its grade")
-    submit.add_argument("path")
+    submit.add_argument("path", help="the notebook (.ipynb) to submit")
     submit.add_argument("--assignment", help="default: the notebook's file name without .ipynb")
     submit.add_argument("--confirm-late", action="store_true", help="replace an on-time submission with a late one")
     submit.set_defaults(func=_submit)
     check = commands.add_parser("check", help="run a notebook's visible tests locally before submitting")
-    check.add_argument("path")
+    check.add_argument("path", help="the notebook (.ipynb) to check")
     check.set_defaults(func=_check)
     roster = commands.add_parser("roster", help="add students from a roster CSV to the gradebook and issue tokens")
     roster.add_argument("csv", help="columns: id (required), first_name, last_name, email")
     roster.set_defaults(func=_roster)
     extension = commands.add_parser("extension", help="give a student more time (nbgrader's own extension)")
-    extension.add_argument("student")
-    extension.add_argument("assignment")
+    extension.add_argument("student", help="the student's id")
+    extension.add_argument("assignment", help="the assignment")
     extension.add_argument("--hours", type=float, required=True, help="0 removes the extension")
     extension.set_defaults(func=_extension)
     exporting = commands.add_parser(
         "export", help="grades for other systems: nbgrader's CSV, a Canvas gradebook import, Gradescope results.json"
     )
-    exporting.add_argument("format", choices=["nbgrader", "canvas", "gradescope"])
+    exporting.add_argument(
+        "format", choices=["nbgrader", "canvas", "gradescope"], help="nbgrader's CSV, a Canvas import or Gradescope's"
+    )
     exporting.add_argument("--assignment", help="gradescope: the assignment whose results to export")
     exporting.add_argument("--output", "-o", default="-", help="file to write (default: stdout; a zip needs a file)")
     exporting.set_defaults(func=_export)
     regrading = commands.add_parser(
         "regrade", help="regrade every student's counting attempt after the tests changed (--dry-run: diff only)"
     )
-    regrading.add_argument("assignment")
+    regrading.add_argument("assignment", help="the assignment whose tests changed")
     regrading.add_argument("--dry-run", action="store_true", help="grade in a scratch copy and show the score diff")
     regrading.add_argument("--jobs", type=int, help="kernels at a time for the dry run")
     regrading.set_defaults(func=_regrade)
