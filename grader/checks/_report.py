@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from .misconceptions import (
@@ -63,12 +63,19 @@ def fail(lines: list[str] | str, hint: Hint = None) -> NoReturn:
     raise AssertionError("\n".join(text))
 
 
-def diagnose(error: BaseException) -> Misconception | None:
+def diagnose(error: BaseException, first: Sequence[tuple[str, Misconception]] = ()) -> Misconception | None:
+    """The misconception a torch error reveals: ``first`` (a check module's own fragments), then the known ones."""
     message = str(error).lower()  # torch's wording changes case between releases
-    for fragment, misconception in _KNOWN_ERRORS:
+    for fragment, misconception in (*first, *_KNOWN_ERRORS):
         if fragment.lower() in message:
             return misconception
     return None
+
+
+def error_line(error: BaseException) -> str:
+    """An exception's first line, for a message that quotes it."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
 
 
 @contextlib.contextmanager

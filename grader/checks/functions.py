@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from ._report import Hint, describe, diagnose, fail, quiet
+from ._report import Hint, describe, diagnose, error_line, fail, quiet
 from .devices import fake_cuda_available
 from .misconceptions import (
     BACKWARD_GRADIENT_COUNT,
@@ -50,16 +50,7 @@ INPLACE_ERROR = "modified by an inplace operation"
 
 def function_hint(error: BaseException) -> Misconception | None:
     """The misconception an exception raised by forward, backward or autograd reveals, if any."""
-    message = str(error).lower()
-    for fragment, misconception in _FUNCTION_ERRORS:
-        if fragment in message:
-            return misconception
-    return diagnose(error)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
+    return diagnose(error, _FUNCTION_ERRORS)
 
 
 def _label(fn: Any, name: str | None) -> str:
@@ -77,7 +68,7 @@ def _grad_fn(output: torch.Tensor, name: str) -> Any:
         return output.grad_fn
     except Exception as error:
         fail(
-            f"{name}: reading the result's grad_fn raised {type(error).__name__}: {_first_line(error)}",
+            f"{name}: reading the result's grad_fn raised {type(error).__name__}: {error_line(error)}",
             function_hint(error),
         )
 
@@ -92,7 +83,7 @@ def call_function(fn: Callable[..., Any], *args: Any, name: str | None = None, h
         raise
     except Exception as error:
         fail(
-            f"Calling {label}() raised {type(error).__name__}: {_first_line(error)}",
+            f"Calling {label}() raised {type(error).__name__}: {error_line(error)}",
             hint if hint is not None else function_hint(error),
         )
 
@@ -130,7 +121,7 @@ def backward_grads(
             grads = torch.autograd.grad(output, list(inputs), weights, allow_unused=True)
     except Exception as error:
         fail(
-            f"{name} raised {type(error).__name__}: {_first_line(error)}",
+            f"{name} raised {type(error).__name__}: {error_line(error)}",
             hint if hint is not None else function_hint(error),
         )
     return tuple(grads)
@@ -154,13 +145,13 @@ def _gradcheck(
             check(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True)
     except GradcheckError as error:
         # Its first line says which Jacobian disagrees; the Jacobians themselves (values) follow and stay out.
-        first = _first_line(error).split("numerical:")[0].rstrip(" ,")
+        first = error_line(error).split("numerical:")[0].rstrip(" ,")
         if ignored_hint and _ignores_grad_output(fn, inputs, label):
             hint = GRAD_OUTPUT_IGNORED
         fail([f"{call} failed on float64 input(s) of shape {shapes}: {what}.", f"{check.__name__}: {first}."], hint)
     except Exception as error:
         fail(
-            f"{call} on float64 input(s) of shape {shapes} raised {type(error).__name__}: {_first_line(error)}",
+            f"{call} on float64 input(s) of shape {shapes} raised {type(error).__name__}: {error_line(error)}",
             function_hint(error),
         )
 
@@ -276,7 +267,7 @@ def assert_saved_for_backward(
     except RuntimeError as error:
         if INPLACE_ERROR in str(error):
             return None  # autograd saw the saved tensor change: what save_for_backward is for
-        fail(f"backward() of {label} raised {type(error).__name__}: {_first_line(error)}", function_hint(error))
+        fail(f"backward() of {label} raised {type(error).__name__}: {error_line(error)}", function_hint(error))
     if expected is None or got is None:
         fail(f"backward() of {label} gave no gradient for x.", GRAPH_CUT)
     with torch.no_grad():
@@ -316,7 +307,7 @@ def _on_device(
         return None
     except Exception as error:
         fail(
-            f"Calling {label}() on {what} inputs raised {type(error).__name__}: {_first_line(error)}",
+            f"Calling {label}() on {what} inputs raised {type(error).__name__}: {error_line(error)}",
             function_hint(error) or hint,
         )
     if not isinstance(out, torch.Tensor):
@@ -341,7 +332,7 @@ def _on_device(
         return None
     except Exception as error:
         fail(
-            f"backward() of {label} on {what} inputs raised {type(error).__name__}: {_first_line(error)}",
+            f"backward() of {label} on {what} inputs raised {type(error).__name__}: {error_line(error)}",
             function_hint(error) or hint,
         )
     grads = list(raw) if isinstance(raw, tuple | list) else [raw]

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._report import Hint, describe, diagnose, fail, quiet
+from ._report import Hint, describe, diagnose, error_line, fail, quiet
 from .devices import fake_cuda_available
 from .misconceptions import (
     BUFFER_NOT_REGISTERED,
@@ -45,16 +45,8 @@ _MODULE_ERRORS: tuple[tuple[str, Misconception], ...] = (
 
 
 def module_hint(error: BaseException) -> Misconception | None:
-    message = str(error).lower()
-    for fragment, misconception in _MODULE_ERRORS:
-        if fragment in message:
-            return misconception
-    return diagnose(error)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
+    """The misconception an exception raised by a module's code reveals, if any."""
+    return diagnose(error, _MODULE_ERRORS)
 
 
 def call_module(make: Callable[..., Any], *args: Any, name: str, hint: Hint = None) -> Any:
@@ -66,7 +58,7 @@ def call_module(make: Callable[..., Any], *args: Any, name: str, hint: Hint = No
         raise
     except Exception as error:
         fail(
-            f"Calling {name} raised {type(error).__name__}: {_first_line(error)}",
+            f"Calling {name} raised {type(error).__name__}: {error_line(error)}",
             hint if hint is not None else module_hint(error),
         )
 
@@ -223,7 +215,7 @@ def _module_on_device(
         except Exception as error:
             fail(
                 f"After {label}.to({device!r}), calling {label}(x) on {what} input raised "
-                f"{type(error).__name__}: {_first_line(error)}",
+                f"{type(error).__name__}: {error_line(error)}",
                 DEVICE_FIXED_AT_INIT if kept else (module_hint(error) or hint),
             )
         _check_output(
