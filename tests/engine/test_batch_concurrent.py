@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from grader import course
+from grader.authoring import grading as authoring_grading
 from grader.engine.autograde import student_lock
-from tests.fixtures import grading
 from tests.fixtures.grading import results
 from tests.fixtures.spec import SUBMISSIONS
 
@@ -57,7 +57,7 @@ def test_eight_simultaneous_runs_for_one_student_all_succeed_with_one_set_of_row
         assert f"Autograded 1 submission(s) of {A}" in stdout and "0 failed." in stdout, stdout
 
     assert _rows(root) == rows  # one row per grade cell, each as the single run left it
-    grading._messages.cache_clear()  # read the autograded notebook again: it was rewritten
+    authoring_grading._messages.cache_clear()  # read the autograded notebook again: it was rewritten
     assert results(root, A) == graded
     from nbgrader.api import Gradebook
 
