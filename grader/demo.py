@@ -19,6 +19,7 @@ SHOWCASE: dict[str, tuple[str, ...]] = {
     "ps1_tensors": ("correct", "unintended-broadcast", "view-non-contiguous"),
     "ps2_autograd": ("correct", "sum-instead-of-mean", "grad-not-zeroed"),
     "ps3_regression": ("correct", "grad-not-zeroed", "fit-uses-optim-sgd"),
+    "ps4_functions": ("correct", "cube-backward-wrong-derivative", "linear-buffers-as-parameters"),
 }
 
 
