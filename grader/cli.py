@@ -355,6 +355,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate_cli.add_arguments(validating)
     validating.set_defaults(func=validate_cli.run)
+    from .similarity import cli as similarity_cli
+
+    similar = commands.add_parser(
+        "similarity", help="pairs of submissions whose answer code looks copied (staff; never changes a grade)"
+    )
+    similarity_cli.add_arguments(similar)
+    similar.set_defaults(func=similarity_cli.run)
     from .service.lti import cli as lti_cli
 
     lti = commands.add_parser("lti", help="LTI 1.3: register LMSs, sync the roster, send grades (DEPLOYMENT.md)")

@@ -23,7 +23,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, pages
+from . import auth, exchange_api, http, hub, lti, pages, similarity
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
@@ -284,6 +284,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
         *pages.routes,
         *hub.routes,
         *lti.routes,
+        *similarity.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}

@@ -1,0 +1,69 @@
+"""``grader similarity ASSIGNMENT`` on nbgrader's submitted/ folders: the table, the CSV, bad input."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import course
+
+from .planted import ASSIGNMENT, independent, notebook, renamed
+
+GRADER = str(Path(sys.executable).with_name("grader"))
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A course copy whose submitted/ holds five independent students and one renamed copy of student-01."""
+    root = course.copy_course(tmp_path_factory.mktemp("similarity") / "course")
+    students = dict(list(independent().items())[:5])
+    students["zed"] = {gid: renamed(code) for gid, code in students["student-01"].items()}
+    for student, cells in students.items():
+        path = root / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(notebook(cells), path)  # type: ignore[no-untyped-call]
+    return root
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [GRADER, "similarity", *args, "--course", str(root)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_command_prints_the_pairs_and_writes_the_csv(root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pairs.csv"
+    done = run(root, ASSIGNMENT, "--csv", str(out))
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"grader similarity: comparing {root / 'submitted'} (nbgrader's submitted/<student>/{ASSIGNMENT}/)"
+        in done.stderr
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{ASSIGNMENT}: 6 submissions, 1 pair(s) at or above 50% similar")
+    row = next(line for line in lines if line.startswith("student-01"))
+    assert row.split()[:3] == ["student-01", "zed", "100%"]
+    assert "A pair is a lead to look at, never a verdict." in done.stdout
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    assert [(r["student_a"], r["student_b"]) for r in rows] == [("student-01", "zed")]
+    assert float(rows[0]["score"]) > 0.9 and "train_step" in rows[0]["cells"].split()
+    assert not (root / "gradebook.db").exists()  # looking for the service's database created none
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ps2_autograd"], "grader: ps2_autograd: a similarity report needs at least two submissions; "),
+        ([ASSIGNMENT, "--threshold", "lots"], "grader: the threshold must be a number such as 0.5 or 50%, not 'lots'"),
+        (["ps9_nothing"], "grader: no assignment 'ps9_nothing' in "),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(root: Path, args: list[str], message: str) -> None:
+    done = run(root, *args)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
