@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from grader import course
+from tests import released
 from tests.fixtures.spec import grade_id
 
 ASSIGNMENTS = course.assignments()
@@ -20,7 +21,7 @@ def fresh_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = course.copy_course(tmp_path_factory.mktemp("release"))
     for assignment in ASSIGNMENTS:
         (root / "release" / assignment / f"{assignment}.ipynb").unlink()
-    course.generate_releases(root)
+    released.uncached(root)  # nbgrader itself, never the session's cache of releases
     return root
 
 
