@@ -77,7 +77,8 @@ def table(report: Report) -> str:
     lines += [
         "",
         "score: the larger share of one student's own code (starter code and the solution removed) that the "
-        "other has; shared: normalised characters in common. A pair is a lead to look at, never a verdict.",
+        "other has, or of one cell when a whole function is shared; shared: normalised characters in common. "
+        "A pair is a lead to look at, never a verdict.",
     ]
     return "\n".join(lines)
 
