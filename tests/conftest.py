@@ -1,5 +1,16 @@
-"""Shared fixtures: the stock-nbgrader grading of every fixture submission (session-wide), and the
-session's cache of course releases (``tests/released.py``)."""
+"""Shared fixtures and the suite's layout over two worker processes.
+
+- ``graded``: the stock-nbgrader grading of every fixture submission, once a session (``tests/graded.py``).
+- The session's cache of course releases (``tests/released.py``).
+- Groups for pytest-xdist (``-n 2 --dist loadgroup``, the default in ``pyproject.toml``): the suite runs
+  in two processes, and much of its time is spent waiting (services starting, deadlines, kernels
+  killed, browsers), so the two overlap. Each test file is one group, kept in one process, so its
+  module fixtures are set up once. Every file with a test that uses ``graded`` joins one group, so the
+  stock grading runs once, in one process; it goes first, being the longest. The files that use the
+  machine's own brokers (Redis, RabbitMQ) form one group, so they never run at the same time.
+"""
+
+from __future__ import annotations
 
 import pytest
 
@@ -8,6 +19,14 @@ from tests.graded import graded
 
 __all__ = ["graded"]
 
+GRADED = "graded"
+BROKERS = "brokers"
+BROKER_FILES = (
+    "tests/service/queue/",
+    "tests/benchmarks/test_scale_benchmark.py",
+    "tests/engine/test_claims.py",
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     released.install()
@@ -15,3 +34,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     released.uninstall()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    graded_files = {item.nodeid.split("::")[0] for item in items if GRADED in getattr(item, "fixturenames", ())}
+
+    def group(item: pytest.Item) -> str:
+        path = item.nodeid.split("::")[0]
+        if path in graded_files:
+            return GRADED
+        if path.startswith(BROKER_FILES):
+            return BROKERS
+        return path
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    items.sort(key=lambda item: group(item) != GRADED)  # stable: the longest group first, the rest in order
