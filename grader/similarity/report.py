@@ -69,8 +69,8 @@ def table(report: Report) -> str:
     )
     if not report.pairs:
         return head
-    width = max(len(p.a) for p in report.pairs) + 2
-    other = max(len(p.b) for p in report.pairs) + 2
+    width = max(len("student"), *(len(p.a) for p in report.pairs)) + 2
+    other = max(len("student"), *(len(p.b) for p in report.pairs)) + 2
     lines = [head, "", f"{'student':<{width}}{'student':<{other}}{'score':>6}  {'shared':>6}  where"]
     for p in report.pairs:
         lines.append(f"{p.a:<{width}}{p.b:<{other}}{p.score:>6.0%}  {p.shared:>6}  {', '.join(p.cells)}")

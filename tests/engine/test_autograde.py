@@ -21,15 +21,7 @@ from tests.graded import ASSIGNMENTS, LATE_STUDENT, Graded, prepare
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
 
 
-# ps4_functions: the CI dry run at 1c767cd found one cell whose score or error text differs between the engine
-# and stock nbgrader; not yet diagnosed (grader validate ps4_functions --stock found no score disagreement).
-# Recorded as a known failure, to be fixed: see the closing note of stop 32.
-_PS4_KNOWN = pytest.mark.xfail(reason="engine and stock nbgrader differ on a ps4_functions cell: under investigation")
-
-
-@pytest.mark.parametrize(
-    "assignment", [pytest.param(a, marks=_PS4_KNOWN) if a == "ps4_functions" else a for a in ASSIGNMENTS]
-)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_fixture_scores_exactly_as_stock_nbgrader(
     graded: dict[str, Graded], assignment: str, tmp_path: Path
 ) -> None:
