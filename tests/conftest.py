@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from tests import released
@@ -36,6 +38,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     released.uninstall()
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     graded_files = {item.nodeid.split("::")[0] for item in items if GRADED in getattr(item, "fixturenames", ())}
 
@@ -49,4 +52,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group(item)))
+    if getattr(config.option, "loadgroup", False) and hasattr(items[0] if items else None, "_id"):
+        _suffix_groups(items, group)
     items.sort(key=lambda item: group(item) != GRADED)  # stable: the longest group first, the rest in order
+
+
+def _suffix_groups(items: list[pytest.Item], group: Callable[[pytest.Item], str]) -> None:
+    """pytest-xdist 3.8 tells the controller each test's group by appending ``@group`` to ``item._nodeid``;
+    pytest 9 reads the id from ``item._id``, so the groups never arrive and the files (and the stock
+    grading) are spread over both workers. Append it where pytest 9 reads it."""
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        item._id = coerce_node_id(f"{item.nodeid}@{group(item)}")
