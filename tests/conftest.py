@@ -2,17 +2,18 @@
 
 - ``graded``: the stock-nbgrader grading of every fixture submission, once a session (``tests/graded.py``).
 - The session's cache of course releases (``tests/released.py``).
-- Groups for pytest-xdist (``-n 2 --dist loadgroup``, the default in ``pyproject.toml``): the suite runs
-  in two processes, and much of its time is spent waiting (services starting, deadlines, kernels
-  killed, browsers), so the two overlap. Each test file is one group, kept in one process, so its
-  module fixtures are set up once. Every file with a test that uses ``graded`` joins one group, so the
-  stock grading runs once, in one process; it goes first, being the longest. The files that use the
-  machine's own brokers (Redis, RabbitMQ) form one group, so they never run at the same time.
+- The groups of pytest-xdist (``-n 2 --dist loadscope`` in ``pyproject.toml``; ``-n 0`` runs in one
+  process). The suite runs in two processes, and much of its time is spent waiting (services starting,
+  deadlines, kernels killed, browsers), so the two overlap. Each test file is one unit of work, kept in
+  one process, so its module fixtures are set up once. The files that use ``graded`` (``GRADED_FILES``,
+  checked against what each test asks for) are one unit, so the stock grading runs once; being the
+  largest, it goes first. The files that use the machine's own brokers are one unit, so they never run
+  at the same time. The scheduler reads the unit from the test's file (``pytest_xdist_make_scheduler``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -22,12 +23,36 @@ from tests.graded import graded
 __all__ = ["graded"]
 
 GRADED = "graded"
-BROKERS = "brokers"
-BROKER_FILES = (
-    "tests/service/queue/",
-    "tests/benchmarks/test_scale_benchmark.py",
-    "tests/engine/test_claims.py",
+GRADED_FILES = frozenset(
+    {
+        "tests/course/test_fairness.py",
+        "tests/course/test_feedback_html_inert.py",
+        "tests/course/test_no_points_for_nothing.py",
+        "tests/engine/test_autograde.py",
+        "tests/engine/test_batch_broken.py",
+        "tests/engine/test_hostile_hooks.py",
+        "tests/engine/test_malformed.py",
+        "tests/engine/test_split_cells.py",
+        "tests/service/grading/test_pipeline.py",
+        "tests/service/grading/test_scoring.py",
+        "tests/service/web/test_api.py",
+        "tests/service/web/test_exchange.py",
+        "tests/service/web/test_hardening.py",
+        "tests/service/web/test_wait.py",
+        "tests/test_mending.py",
+    }
 )
+BROKERS = "brokers"
+BROKER_FILES = ("tests/service/queue/", "tests/benchmarks/test_scale_benchmark.py", "tests/engine/test_claims.py")
+
+
+def unit(path: str) -> str:
+    """The unit of work a test file belongs to: ``graded``, ``brokers`` or the file itself."""
+    if path in GRADED_FILES:
+        return GRADED
+    if path.startswith(BROKER_FILES):
+        return BROKERS
+    return path
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,30 +63,27 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     released.uninstall()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    graded_files = {item.nodeid.split("::")[0] for item in items if GRADED in getattr(item, "fixturenames", ())}
-
-    def group(item: pytest.Item) -> str:
-        path = item.nodeid.split("::")[0]
-        if path in graded_files:
-            return GRADED
-        if path.startswith(BROKER_FILES):
-            return BROKERS
-        return path
-
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    if getattr(config.option, "loadgroup", False) and hasattr(items[0] if items else None, "_id"):
-        _suffix_groups(items, group)
-    items.sort(key=lambda item: group(item) != GRADED)  # stable: the longest group first, the rest in order
+    using = {_file(item) for item in items if GRADED in getattr(item, "fixturenames", ())}
+    collected = {_file(item) for item in items}
+    if using != GRADED_FILES & collected:
+        raise pytest.UsageError(
+            "tests/conftest.py: GRADED_FILES must list exactly the test files that use the `graded` fixture; "
+            f"add {sorted(using - GRADED_FILES)}, remove {sorted((GRADED_FILES & collected) - using)}"
+        )
+    items.sort(key=lambda item: unit(_file(item)) != GRADED)  # stable: the largest unit first, then in order
 
 
-def _suffix_groups(items: list[pytest.Item], group: Callable[[pytest.Item], str]) -> None:
-    """pytest-xdist 3.8 tells the controller each test's group by appending ``@group`` to ``item._nodeid``;
-    pytest 9 reads the id from ``item._id``, so the groups never arrive and the files (and the stock
-    grading) are spread over both workers. Append it where pytest 9 reads it."""
-    from _pytest.nodeid import coerce_node_id
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
-    for item in items:
-        item._id = coerce_node_id(f"{item.nodeid}@{group(item)}")
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return unit(nodeid.split("::")[0])
+
+    return ByUnit(config, log)

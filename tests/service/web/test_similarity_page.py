@@ -34,7 +34,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
-def graded(server: Server) -> Server:
+def class_graded(server: Server) -> Server:
     """sim-ada and sim-ben wrote ps3 themselves; sim-zed first sent work of their own, then ada's, renamed."""
     solutions = independent()
     ada, ben = solutions["student-01"], solutions["student-02"]
@@ -60,9 +60,9 @@ def page() -> Iterator[Page]:
         context.close()
 
 
-def test_a_ta_finds_the_copy_and_reads_it_side_by_side(page: Page, graded: Server) -> None:
-    page.goto(graded.url + f"/login?next=/admin/assignments/{ASSIGNMENT}")
-    page.get_by_label("Your access token").fill(graded.token("ta-tess", "ta"))
+def test_a_ta_finds_the_copy_and_reads_it_side_by_side(page: Page, class_graded: Server) -> None:
+    page.goto(class_graded.url + f"/login?next=/admin/assignments/{ASSIGNMENT}")
+    page.get_by_label("Your access token").fill(class_graded.token("ta-tess", "ta"))
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name=ASSIGNMENT, exact=True)).to_be_visible()
     page.get_by_role("link", name="Similarity").click()
@@ -92,20 +92,22 @@ def test_a_ta_finds_the_copy_and_reads_it_side_by_side(page: Page, graded: Serve
     page.get_by_label("List pairs at least this similar").fill("0.2")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_role("status")).to_contain_text("3 submissions compared")
-    page.goto(graded.url + f"/admin/assignments/{ASSIGNMENT}/similarity?threshold=7")  # the field's min/max stop 7
+    page.goto(
+        class_graded.url + f"/admin/assignments/{ASSIGNMENT}/similarity?threshold=7"
+    )  # the field's min/max stop 7
     expect(page.get_by_role("alert")).to_have_text("the threshold must lie between 0.2 and 1 (or 20% and 100%), not 7")
 
 
-def test_a_student_is_refused_every_similarity_page(graded: Server) -> None:
-    with browser(graded, graded.token("sim-ada")) as student:
+def test_a_student_is_refused_every_similarity_page(class_graded: Server) -> None:
+    with browser(class_graded, class_graded.token("sim-ada")) as student:
         for path in ("", ".csv", "/sim-ada/sim-zed"):
             response = student.get(f"/admin/assignments/{ASSIGNMENT}/similarity{path}")
             assert response.status_code == 403, path
             assert "this page is for course staff" in response.text and "sim-zed" not in response.text
 
 
-def test_with_fewer_than_two_graded_students_the_page_says_so(graded: Server) -> None:
-    with browser(graded, graded.token("ta-tess", "ta")) as ta:
+def test_with_fewer_than_two_graded_students_the_page_says_so(class_graded: Server) -> None:
+    with browser(class_graded, class_graded.token("ta-tess", "ta")) as ta:
         response = ta.get("/admin/assignments/ps4_functions/similarity")
         missing = ta.get("/admin/assignments/ps9_nothing/similarity")
         csv_bad = ta.get(f"/admin/assignments/{ASSIGNMENT}/similarity.csv?threshold=high")
