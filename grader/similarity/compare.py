@@ -71,9 +71,8 @@ class Document:
     one object ``copydetect.compare_files`` reads, positions shifted to the joined text."""
 
     submission: Submission
-    text: str
     starts: tuple[int, ...]
-    """Where each cell's code begins in ``text``."""
+    """Where each cell's code begins in the cells' code joined by ``_SEPARATOR`` (copydetect's offsets)."""
     k: int
     hashes: set[int]
     hash_idx: dict[int, list[int]]
@@ -112,10 +111,8 @@ def document(submission: Submission, excluded: np.ndarray) -> Document:
             spans.append((cell.name, filtered_at, filtered_at + len(part.filtered_code), float(part.token_coverage)))
             filtered_at += len(part.filtered_code)
         raw_at += len(cell.code) + len(_SEPARATOR)
-    text = _SEPARATOR.join(cell.code for cell in submission.cells)
     return Document(
         submission,
-        text,
         tuple(text_starts),
         K,
         hashes,
