@@ -61,6 +61,8 @@ c.Autograde.autograde_preprocessors = [
 # Before anything else, a submission's cells are matched to the release's (grader.mending): a cell
 # split in two, retyped, moved, stripped of its nbgrader metadata or ids, or from an older release
 # is still graded, missing cells are put back, and the student is told which cell and what was done.
+# Per-student variants (grader.variants): a student whose variant cell does not hold their own values is
+# told so, and the cell is graded with their values, drawn from the course secret.
 # Test cells always run: a student's `skip-execution` tag on a test cell would otherwise make
 # nbclient skip it, and nbgrader give full points to a test cell without an error.
 c.Autograde.sanitize_preprocessors = [
@@ -68,11 +70,19 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.variants.preprocessors.NoteVariantEdits",
     "nbgrader.preprocessors.OverwriteCells",
+    "grader.variants.preprocessors.ApplyVariant",
     "grader.integrity.RunEveryTestCell",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.LimitOutput.max_lines = 1000
+
+# --- per-student variants (grader.variants; docs/instructors/variants.md) -------------------------
+# Values a read-only cell marks `# variant: [choices]` differ per student, drawn from this course secret
+# (made by `grader serve` on its first start, or `grader variants --create-secret`). Back it up with the
+# gradebook; never commit it or give it to students. $GRADER_VARIANT_SECRET overrides it.
+c.Variants.secret_file = os.path.join(ROOT, "variant_secret.txt")
 c.LimitOutput.max_traceback = 100
 
 # --- feedback (nbgrader generate_feedback) ------------------------------------------------

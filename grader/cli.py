@@ -14,7 +14,14 @@ from .errors import GraderError, NotANotebook
 
 
 def _release(args: argparse.Namespace) -> int:
+    from .variants import check
+
     root = course.locate()[0]
+    names = args.assignments or course.assignments(root)
+    failures = [f.sentence(name) for name in names for f in check.check(root, name, sys.stdout)]
+    if failures:
+        print("grader release: refused, release/ is unchanged: " + "\n".join(failures), file=sys.stderr)
+        return 1
     course.generate_releases(root, args.assignments or None)
     print(f"release/ regenerated for: {', '.join(args.assignments or course.assignments(root))}")
     return 0
@@ -362,6 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     similarity_cli.add_arguments(similar)
     similar.set_defaults(func=similarity_cli.run)
+    from .variants import cli as variants_cli
+
+    variant = commands.add_parser(
+        "variants", help="per-student variants: an assignment's marked values, a student's own, the course secret"
+    )
+    variants_cli.add_arguments(variant)
+    variant.set_defaults(func=variants_cli.run)
     from .service.lti import cli as lti_cli
 
     lti = commands.add_parser("lti", help="LTI 1.3: register LMSs, sync the roster, send grades (DEPLOYMENT.md)")

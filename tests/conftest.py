@@ -2,6 +2,7 @@
 
 - ``graded``: the stock-nbgrader grading of every fixture submission, once a session (``tests/graded.py``).
 - The session's cache of course releases (``tests/released.py``).
+- The course secret of per-student variants (``GRADER_VARIANT_SECRET``), fixed for the run.
 - Units of work for pytest-xdist (``-n 2`` in ``pyproject.toml``; ``-n 0`` runs in one process). Much
   of the suite's time is spent waiting (services starting, deadlines, kernels killed, browsers), so
   two processes overlap. Each test file is one unit, kept in one process, so its module fixtures are
@@ -17,6 +18,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -53,7 +55,13 @@ def unit(path: str) -> str:
     return path
 
 
+# The course secret that draws each student's variant values (grader.variants): one fixed secret for the whole
+# run, so that stock nbgrader, the engine and the service draw the same values for the same student.
+TEST_VARIANT_SECRET = "tests-only-variant-secret-0123456789abcdef"
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("GRADER_VARIANT_SECRET", TEST_VARIANT_SECRET)
     released.install()
 
 

@@ -9,6 +9,7 @@ from types import TracebackType
 
 from traitlets.config import Config
 
+from ..variants import marked
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
 from .limits import Limits
@@ -30,6 +31,7 @@ class Engine:
         self.zygote = Zygote(self.root)
         self.db_url = db_url
         self.limits = Limits.of(self.root) if limits is None else limits
+        marked.require_secret(self.root)  # a course with per-student variants cannot grade without its secret
         self.config = self._load()
         self._started = threading.Event()
 

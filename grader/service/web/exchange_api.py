@@ -14,11 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import nbformat
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ... import variants
 from ...errors import NotFound, StudentError
+from ...variants import secret as variant_secret
 from ..config import ServiceConfig
 from ..grading import feedback
 from ..records.store import Store
@@ -79,16 +82,31 @@ def assignment_listing(config: ServiceConfig, student: str | None = None) -> lis
     return listing
 
 
-def release_payload(config: ServiceConfig, assignment: str) -> dict[str, Any]:
+def release_payload(config: ServiceConfig, assignment: str, student: str | None = None) -> dict[str, Any]:
+    """The release's files for ``student``: each notebook with their own variant values (``grader.variants``);
+    with no student (staff), as released, the marks and the instructor's values in it."""
     folder = release_dir(config, assignment)
     files, total = [], 0
     for relative in release_files(folder):
         data = (folder / relative).read_bytes()
+        if student and relative.suffix == ".ipynb":
+            data = personalised(config.course_root, assignment, student, data)
         total += len(data)
         if total > MAX_RELEASE_BYTES:
             raise StudentError(f"the release of {assignment} is over {MAX_RELEASE_BYTES // 2**20} MB; ask your TA")
         files.append({"path": relative.as_posix(), "content": base64.b64encode(data).decode("ascii")})
     return {"assignment": assignment, "files": files}
+
+
+def personalised(root: Path, assignment: str, student: str, data: bytes) -> bytes:
+    """The notebook ``data`` with ``student``'s variant values; unchanged when it marks none."""
+    if b"variant" not in data:
+        return data
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]
+    if not variants.find_cells(nb, assignment):
+        return data
+    mine = variants.personalise(nb, variant_secret.require(root), assignment, student)
+    return (nbformat.writes(mine) + "\n").encode("utf-8")  # type: ignore[no-untyped-call,no-any-return]
 
 
 def _points(value: Any) -> str:
@@ -168,13 +186,15 @@ async def get_release(request: Request) -> Response:
     summary: The student files of one released assignment, base64 in JSON (for `nbgrader fetch_assignment`).
     parameters:
       - {name: assignment, in: path, required: true, schema: {type: string}}
+      - {name: student, in: query, required: false, schema: {type: string}, description: "staff: whose values"}
     responses:
-      200: {description: the release files}
+      200: {description: "the release files, a notebook with per-student variants written with the caller's values"}
       401: {description: missing or invalid token}
       404: {description: not released}
     """
-    auth.user(request)
-    return JSONResponse(release_payload(request.app.state.config, request.path_params["assignment"]))
+    user = auth.user(request)
+    student = request.query_params.get("student") if user.is_staff else user.id
+    return JSONResponse(release_payload(request.app.state.config, request.path_params["assignment"], student))
 
 
 async def get_feedback(request: Request) -> Response:

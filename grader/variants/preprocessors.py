@@ -1,0 +1,147 @@
+"""The two nbgrader preprocessors that grade each student on their own variant values.
+
+Both run in ``Autograde.sanitize_preprocessors`` (``nbgrader_config.py``), so stock ``nbgrader
+autograde`` and the engine apply them alike; both read the variant cells from the release notebook
+(as ``MendCells`` does), and do nothing for a notebook that marks none.
+
+- ``NoteVariantEdits``, before ``OverwriteCells``: when the submitted variant cell does not hold the
+  student's values (edited, or copied from someone else's notebook), a note for the student says
+  which values it held and that their own were used. A cell exactly as the course's release has it
+  (the marks still in it: a notebook from ``release/`` itself, not from the exchange) gets no note.
+- ``ApplyVariant``, after ``OverwriteCells`` (which restores the locked cell as released): writes
+  the student's values into the cell, putting the cell back first if the submission lost it.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from .. import mending
+from . import secret as course_secret
+from .spec import VARIANT_KEY, VariantCell, find_cells, render, student_values, submitted_values
+
+
+def _release(pre: NbGraderPreprocessor, resources: Any) -> tuple[NotebookNode | None, Path]:
+    from nbgrader.coursedir import CourseDirectory
+
+    info = resources["nbgrader"]
+    coursedir = CourseDirectory(parent=pre)
+    root = Path(coursedir.root)
+    path = mending.release_path(root, info["assignment"], info["notebook"], coursedir.release_directory)
+    if not path.is_file():
+        return None, root
+    return nbformat.read(path, as_version=4), root  # type: ignore[no-untyped-call]
+
+
+def _cells_and_values(pre: NbGraderPreprocessor, resources: Any) -> tuple[list[VariantCell], dict[str, Any]]:
+    release, root = _release(pre, resources)
+    cells = find_cells(release, str(resources["nbgrader"]["assignment"])) if release is not None else []
+    if not cells:
+        return [], {}
+    secret = course_secret.require(root)
+    info = resources["nbgrader"]
+    return cells, student_values(secret, info["assignment"], info["student"], cells)
+
+
+def _find(nb: NotebookNode, grade_id: str) -> int | None:
+    for index, cell in enumerate(nb.cells):
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return index
+    return None
+
+
+def _show(values: dict[str, Any]) -> str:
+    return ", ".join(f"{name} = {value!r}" for name, value in values.items())
+
+
+class NoteVariantEdits(NbGraderPreprocessor):  # type: ignore[misc]
+    """Tell the student when their variant cell does not hold their own values."""
+
+    def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        cells, values = _cells_and_values(self, resources)
+        notes = []
+        for cell in cells:
+            at = _find(nb, cell.grade_id)
+            mine = {v.name: values[v.name] for v in cell.variants}
+            if at is None:
+                notes.append(
+                    f"The cell `{cell.grade_id}` with your assignment's values was missing: it was put back "
+                    f"with your values ({_show(mine)})."
+                )
+                continue
+            submitted = str(nb.cells[at].get("source", ""))
+            if submitted == cell.source:
+                continue  # the course's own release, as nbgrader made it (no student's values in it yet)
+            found = submitted_values(submitted)
+            held = {name: found.get(name, "(missing)") for name in mine}
+            if held != mine:
+                notes.append(
+                    f"The cell `{cell.grade_id}` in your notebook says {_show(held)}, but your assignment's values "
+                    f"are {_show(mine)}: you were graded on yours. Fetch the assignment again to see them."
+                )
+        notes += _reassigned(nb, cells)
+        if notes:
+            for note in notes:
+                self.log.warning("%s", note)
+            _add_notes(nb, notes)
+        return nb, resources
+
+
+class ApplyVariant(NbGraderPreprocessor):  # type: ignore[misc]
+    """Write the student's own values into each variant cell, as released to them."""
+
+    def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        cells, values = _cells_and_values(self, resources)
+        release, _ = _release(self, resources) if cells else (None, None)
+        for cell in cells:
+            at = _find(nb, cell.grade_id)
+            if at is None:
+                assert release is not None
+                restored = copy.deepcopy(release.cells[cell.index])
+                restored.pop("outputs", None)
+                restored["outputs"], restored["execution_count"] = [], None
+                if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+                    restored.pop("id", None)
+                at = 1 if nb.cells and mending.NOTES_KEY in nb.cells[0].get("metadata", {}) else 0
+                nb.cells.insert(at, restored)
+            nb.cells[at].source = render(cell, values)
+            nb.cells[at].metadata[VARIANT_KEY] = resources["nbgrader"]["student"]
+        return nb, resources
+
+
+def _reassigned(nb: NotebookNode, cells: list[VariantCell]) -> list[str]:
+    """Notes on the student's own cells that assign a variant's name (the tests would read that value)."""
+    names = {v.name for c in cells for v in c.variants}
+    ids = {c.grade_id for c in cells}
+    notes = []
+    for index, cell in enumerate(nb.cells):
+        info = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or info.get("grade_id") in ids or info.get("grade"):
+            continue
+        assigned = sorted(names & set(submitted_values(str(cell.get("source", "")))))
+        if assigned:
+            where = f"`{info['grade_id']}`" if info.get("grade_id") else f"number {index + 1}"
+            notes.append(
+                f"Your cell {where} assigns {', '.join(assigned)}, which hold your assignment's own values: the "
+                "tests after it read what you assigned, so remove that line."
+            )
+    return notes
+
+
+def _add_notes(nb: NotebookNode, notes: list[str]) -> None:
+    """Add ``notes`` to the notes cell at the top (``mending``'s), making it when there is none."""
+    if nb.cells and mending.NOTES_KEY in nb.cells[0].get("metadata", {}):
+        made = mending.notes_cell(mending.read_notes(nb) + notes)
+        nb.cells[0].source = made.source
+        nb.cells[0].metadata[mending.NOTES_KEY] = made.metadata[mending.NOTES_KEY]
+    else:
+        cell = mending.notes_cell(notes)
+        if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+            cell.pop("id", None)
+        nb.cells.insert(0, cell)
