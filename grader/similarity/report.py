@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import compare
 from .sources import Boilerplate, SimilarityError, Submission, boilerplate, require_two
+from .variants import ForeignValues, evidence
 
 COLUMNS = ("student_a", "student_b", "score", "share_a", "share_b", "shared_chars", "cells")
 
@@ -23,6 +24,10 @@ class Report:
     """Pairs at or above ``threshold``, most similar first."""
     below: int
     """Pairs kept (at or above ``compare.FLOOR``) but under the threshold."""
+    foreign: tuple[ForeignValues, ...] = ()
+    """Notebooks holding another student's variant values (``grader.variants``)."""
+    note: str = ""
+    """Why the variant values were not compared, when they were not."""
 
 
 def threshold_of(value: str | float | None) -> float:
@@ -56,8 +61,17 @@ def build(
     listed = list(submissions)
     require_two([s.student for s in listed], assignment, where)
     found = compare.pairs(listed, plate)
+    foreign, note = foreign_values(root, assignment, listed, plate)
     above = tuple(p for p in found if p.score >= threshold)
-    return Report(assignment, len(listed), threshold, above, len(found) - len(above))
+    return Report(assignment, len(listed), threshold, above, len(found) - len(above), foreign, note)
+
+
+def foreign_values(
+    root: Path, assignment: str, listed: Iterable[Submission], plate: Boilerplate
+) -> tuple[tuple[ForeignValues, ...], str]:
+    """Who submitted another student's variant values (and a note when that could not be checked)."""
+    held = {s.student: (dict(s.variant), s.fetched_for) for s in listed}
+    return evidence(root, assignment, plate.variant_cells, held)
 
 
 def table(report: Report) -> str:
@@ -67,8 +81,10 @@ def table(report: Report) -> str:
         f"{report.threshold:.0%} similar"
         + (f" ({report.below} more between {compare.FLOOR:.0%} and {report.threshold:.0%})" if report.below else "")
     )
+    tail = [""] + [f.sentence() for f in report.foreign] if report.foreign else []
+    tail += ["", report.note] if report.note else []
     if not report.pairs:
-        return head
+        return "\n".join([head, *tail])
     width = max(len("student"), *(len(p.a) for p in report.pairs)) + 2
     other = max(len("student"), *(len(p.b) for p in report.pairs)) + 2
     lines = [head, "", f"{'student':<{width}}{'student':<{other}}{'score':>6}  {'shared':>6}  where"]
@@ -80,7 +96,7 @@ def table(report: Report) -> str:
         "other has, or of one cell when a whole function is shared; shared: normalised characters in common. "
         "A pair is a lead to look at, never a verdict.",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + tail)
 
 
 def csv_text(report: Report) -> str:

@@ -6,12 +6,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
 
 from ..authoring.fixtures import Assignment
 from ..errors import GraderError
+from ..variants.spec import VARIANT_KEY, VariantCell, find_cells, submitted_values
 
 EXTRA = "extra cell"
 
@@ -32,6 +34,10 @@ class Submission:
     student: str
     cells: tuple[Cell, ...]
     """The answer cells in the release's order, then the code cells the student added."""
+    variant: tuple[tuple[str, Any], ...] = ()
+    """The values its variant cells hold, when they differ from the release's (``grader.variants``)."""
+    fetched_for: str | None = None
+    """The student its variant cell was handed out to, by the cell's metadata."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Boilerplate:
     """Every code cell of the release, as given to students (an unchanged one is not the student's)."""
     texts: tuple[str, ...]
     """Starter and solution code whose fingerprints are removed from every submission."""
+    variant_cells: tuple[VariantCell, ...] = ()
+    """The release's cells of per-student values (``grader.variants``)."""
 
 
 def boilerplate(root: Path, assignment: str) -> Boilerplate:
@@ -54,13 +62,17 @@ def boilerplate(root: Path, assignment: str) -> Boilerplate:
     solutions = spec.solutions()
     release = _read(spec.release) if spec.release.is_file() else spec.source_notebook()
     code = [cell.source for cell in release.cells if cell.cell_type == "code"]
-    return Boilerplate(tuple(solutions), frozenset(code), tuple(code) + tuple(solutions.values()))
+    marked = tuple(find_cells(release, assignment))
+    return Boilerplate(tuple(solutions), frozenset(code), tuple(code) + tuple(solutions.values()), marked)
 
 
 def answers(student: str, notebook: NotebookNode, plate: Boilerplate) -> Submission:
     """The student's answer cells by grade id (missing ones empty), then code cells the release does not have."""
     found: dict[str, str] = {}
     extra: list[str] = []
+    variant: dict[str, Any] = {}
+    fetched_for = None
+    marked = {c.grade_id: c for c in plate.variant_cells}
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
@@ -68,13 +80,17 @@ def answers(student: str, notebook: NotebookNode, plate: Boilerplate) -> Submiss
         gid = meta.get("grade_id")
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
-        if gid in plate.order and meta.get("solution"):
+        if gid in marked and source != marked[gid].source:
+            held = submitted_values(source)
+            variant.update({v.name: held.get(v.name) for v in marked[gid].variants})
+            fetched_for = cell.get("metadata", {}).get(VARIANT_KEY) or fetched_for
+        elif gid in plate.order and meta.get("solution"):
             found[gid] = source
         elif not meta and source.strip() and source not in plate.release_code:
             extra.append(source)
     cells = [Cell(gid, found.get(gid, "")) for gid in plate.order]
     cells += [Cell(f"{EXTRA} {i}", code) for i, code in enumerate(extra, 1)]
-    return Submission(student, tuple(cells))
+    return Submission(student, tuple(cells), tuple(variant.items()), str(fetched_for) if fetched_for else None)
 
 
 def parse(student: str, data: bytes | str, plate: Boilerplate) -> Submission:

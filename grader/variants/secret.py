@@ -67,7 +67,8 @@ def require(root: Path, loaded: Any = None) -> bytes:
 def missing(path: Path) -> str:
     return (
         f"This course gives students variants but has no course secret: restore {path} from your backup, or, "
-        f"if no student has fetched an assignment yet, create it with `grader variants secret` (or set ${ENVIRONMENT})."
+        "if no student has fetched an assignment yet, create it with `grader variants --create-secret` "
+        f"(or set ${ENVIRONMENT})."
     )
 
 

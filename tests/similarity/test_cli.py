@@ -67,3 +67,38 @@ def test_bad_input_is_one_sentence_and_exit_2(root: Path, args: list[str], messa
     done = run(root, *args)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_notebook_with_another_students_variant_values_is_flagged_with_the_evidence(tmp_path: Path) -> None:
+    """carol submitted bob's notebook: its shop is bob's, not hers (grader.variants); the report says so."""
+    import os
+
+    from grader import variants
+
+    root = course.copy_course(tmp_path / "course")
+    key = os.environ["GRADER_VARIANT_SECRET"].encode()
+    students = dict(list(independent().items())[:3])
+    base = notebook(students["student-01"])
+    cells = variants.find_cells(base, ASSIGNMENT)
+
+    def shop(student: str) -> dict[str, object]:
+        return dict(variants.student_values(key, ASSIGNMENT, student, cells))
+
+    bob = next(f"bob-{n}" for n in range(100) if shop(f"bob-{n}") != shop("carol"))
+    handed = {
+        "alice": variants.personalise(notebook(students["student-02"]), key, ASSIGNMENT, "alice"),
+        bob: variants.personalise(notebook(students["student-01"]), key, ASSIGNMENT, bob),
+    }
+    handed["carol"] = handed[bob]
+    for student, nb in handed.items():
+        path = root / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)  # type: ignore[no-untyped-call]
+    done = run(root, ASSIGNMENT)
+    assert done.returncode == 0, done.stderr
+    values = ", ".join(f"{k} = {v!r}" for k, v in shop(bob).items())
+    assert (
+        f"carol's notebook holds {values}, which are not carol's own values but {bob}'s; the cell was handed out "
+        f"to {bob}." in done.stdout.splitlines()
+    )
+    assert "alice's notebook" not in done.stdout and f"{bob}'s notebook" not in done.stdout

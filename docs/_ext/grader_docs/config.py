@@ -118,8 +118,13 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+# grader's Configurables that no setting names by their dotted path: the configuration sets them as c.<Name>.
+BY_SECTION = ("grader.variants.secret.Variants",)
+
+
 def configurables(loaded: dict[str, dict[str, Any]]) -> list[type[Configurable]]:
-    """The ``grader.*`` Configurable classes the course's configuration names, in the order it names them."""
+    """The ``grader.*`` Configurable classes the course's configuration names, in the order it names them,
+    then those of ``BY_SECTION`` it sets."""
     found: dict[str, type[Configurable]] = {}
     for section in loaded.values():
         for value in _strings(section):
@@ -128,6 +133,10 @@ def configurables(loaded: dict[str, dict[str, Any]]) -> list[type[Configurable]]
                 cls = getattr(importlib.import_module(module), name)
                 if isinstance(cls, type) and issubclass(cls, Configurable):
                     found[value] = cls
+    for dotted in BY_SECTION:
+        module, _, name = dotted.rpartition(".")
+        if name in loaded and dotted not in found:
+            found[dotted] = getattr(importlib.import_module(module), name)
     return list(found.values())
 
 

@@ -46,7 +46,7 @@ def assignments(root: Path = REPO) -> str:
     return "\n".join(out) + "\n"
 
 
-INSTRUCTOR_PAGES = ("authoring", "checks", "grading-decisions", "validate", "validation-reports")
+INSTRUCTOR_PAGES = ("authoring", "checks", "variants", "grading-decisions", "validate", "validation-reports")
 
 
 def instructors_toctree(folder: Path = DOCS / "instructors") -> str:

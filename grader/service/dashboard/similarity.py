@@ -11,7 +11,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from ...similarity import compare, report, sources
+from ...similarity import compare, report, sources, variants
 from ..config import ServiceConfig
 from ..records import files, schema
 from ..records.models import Submission
@@ -19,7 +19,8 @@ from ..records.store import Store
 from ..rules.counting import counting_ids
 
 WHERE = "the service's database (the attempt that counts of each student)"
-_cache: dict[tuple[str, tuple[tuple[str, str], ...]], list[compare.Pair]] = {}
+Found = tuple[list[compare.Pair], tuple[variants.ForeignValues, ...], str]
+_cache: dict[tuple[str, tuple[tuple[str, str], ...]], Found] = {}
 _lock = threading.Lock()
 
 
@@ -66,12 +67,13 @@ def build(store: Store, config: ServiceConfig, assignment: str, threshold: float
     if found is None:
         plate = sources.boilerplate(config.course_root, assignment)
         listed = [sources.parse(s.student, files.get(store.engine, s.location), plate) for s in counted]
-        found = compare.pairs(listed, plate)
+        found = (compare.pairs(listed, plate), *report.foreign_values(config.course_root, assignment, listed, plate))
         with _lock:
             _cache.clear()
             _cache[key] = found
-    above = tuple(p for p in found if p.score >= threshold)
-    return report.Report(assignment, len(counted), threshold, above, len(found) - len(above))
+    pairs, foreign, note = found
+    above = tuple(p for p in pairs if p.score >= threshold)
+    return report.Report(assignment, len(counted), threshold, above, len(pairs) - len(above), foreign, note)
 
 
 def pair(store: Store, config: ServiceConfig, assignment: str, a: str, b: str) -> tuple[compare.CellView, ...]:

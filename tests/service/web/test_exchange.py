@@ -237,3 +237,46 @@ def test_course_config_with_the_plugin_still_runs_stock_tools(tmp_path: Path) ->
         config.write("\n" + PLUGIN_CONFIG)
     output = course.nbgrader(root, "db", "assignment", "list")
     assert "Assignments" in output or "assignment" in output.lower()
+
+
+def test_fetch_hands_each_student_their_own_variant_and_grades_them_on_it(server: Server, tmp_path: Path) -> None:
+    """ps3's shop differs per student (grader.variants): two students fetch with stock nbgrader, their notebooks
+    differ in the marked cell only, each holds the student's own values, and a correct answer gets full marks."""
+    from grader import variants
+
+    ps3 = "ps3_regression"
+    key = os.environ["GRADER_VARIANT_SECRET"].encode()
+    release_nb = nbformat.read(server.root / "release" / ps3 / f"{ps3}.ipynb", as_version=4)
+    (cell,) = variants.find_cells(release_nb, ps3)
+    names = [f"xch-variant-{n}" for n in range(40)]
+    first = names[0]
+    other = next(
+        n
+        for n in names
+        if variants.student_values(key, ps3, n, [cell]) != variants.student_values(key, ps3, first, [cell])
+    )
+    fetched = {}
+    for user in (first, other):
+        student = make_student(server, tmp_path, user)
+        student.ok("fetch_assignment", ps3)
+        fetched[user] = (student, nbformat.read(student.home / ps3 / f"{ps3}.ipynb", as_version=4))
+    a, b = fetched[first][1], fetched[other][1]
+    assert [i for i, (x, y) in enumerate(zip(a.cells, b.cells, strict=True)) if x != y] == [cell.index]
+    for user, (_, nb) in fetched.items():
+        values = variants.student_values(key, ps3, user, [cell])
+        text = nb.cells[cell.index].source
+        assert "variant:" not in text, "the marks and the other choices stay on the server"
+        for name, value in values.items():
+            assert f"{name} = {value!r}\n" in text
+
+    student, nb = fetched[other]
+    answers = nbformat.read(FIXTURES / ps3 / "correct.ipynb", as_version=4)
+    for i, answer in enumerate(answers.cells):
+        if answer.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            nb.cells[i].source = answer.source
+    nbformat.write(nb, student.home / ps3 / f"{ps3}.ipynb")
+    student.ok("submit", ps3)
+    with server.client(student.token) as client:
+        (submission,) = client.get("/api/submissions").json()
+    body = server.wait_graded(student.token, submission["id"])
+    assert body["status"] == "graded" and body["score"] == body["max_score"], body

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections.abc import Iterator
 
 import nbformat
 import pytest
+
+from grader import variants
 
 from ...browser import ARTIFACTS, launched, require_chromium
 from ...similarity.planted import ASSIGNMENT, independent, notebook, renamed
@@ -35,7 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def class_graded(server: Server) -> Server:
-    """sim-ada and sim-ben wrote ps3 themselves; sim-zed first sent work of their own, then ada's, renamed."""
+    """sim-ada and sim-ben wrote ps3 themselves, ben in the notebook handed out to ada (ada's shop, not his:
+    grader.variants); sim-zed first sent work of their own, then ada's, renamed."""
     solutions = independent()
     ada, ben = solutions["student-01"], solutions["student-02"]
     copied = {gid: renamed(code) for gid, code in ada.items()}
@@ -45,8 +49,11 @@ def class_graded(server: Server) -> Server:
         ("sim-zed", solutions["student-04"]),
         ("sim-zed", copied),
     ]
+    key = os.environ["GRADER_VARIANT_SECRET"].encode()
     for student, cells in plan:
-        data = nbformat.writes(notebook(cells)).encode()  # type: ignore[no-untyped-call]
+        handed_to = "sim-ada" if student == "sim-ben" else student
+        nb = variants.personalise(notebook(cells), key, ASSIGNMENT, handed_to)
+        data = nbformat.writes(nb).encode()  # type: ignore[no-untyped-call]
         result = grade(server, student, ASSIGNMENT, data)
         assert result["status"] == "graded", result
     return server
@@ -73,6 +80,18 @@ def test_a_ta_finds_the_copy_and_reads_it_side_by_side(page: Page, class_graded:
     expect(rows.first).to_contain_text("sim-ada")
     expect(rows.first).to_contain_text("sim-zed")
     expect(rows.first.get_by_role("link", name="sim-ada")).to_have_attribute("href", "/admin/students/sim-ada")
+    key = os.environ["GRADER_VARIANT_SECRET"].encode()
+    cells = variants.find_cells(notebook({}), ASSIGNMENT)
+    shop = {s: variants.student_values(key, ASSIGNMENT, s, cells) for s in ("sim-ada", "sim-ben")}
+    assert shop["sim-ada"] != shop["sim-ben"]
+    ada = ", ".join(f"{k} = {v!r}" for k, v in shop["sim-ada"].items())
+    expect(page.get_by_role("heading", name="Notebooks holding another student's values")).to_be_visible()
+    foreign = page.locator("#foreign li")
+    expect(foreign).to_have_count(1)
+    expect(foreign.first).to_contain_text(
+        f"sim-ben's notebook holds {ada}, which are not sim-ben's own values but sim-ada's; the cell was handed out "
+        "to sim-ada."
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "similarity.png"), full_page=True)
 
