@@ -24,6 +24,7 @@ from nbformat import NotebookNode
 
 from .. import course
 from ..errors import AuthoringError
+from ..variants import check, marked, secret
 from . import equivalence, grading, probes, verdicts
 from .edits import grade_id
 from .fixtures import Assignment, Fixture, build, fill, load, read_notebook
@@ -105,8 +106,24 @@ def release(run: Run) -> None:
     run.notebooks[PROBE_ANYTHING] = probes.stub_notebook(scratch)
     for fixture in run.fixtures:
         run.notebooks[fixture_student(fixture.name)] = build(scratch, fixture)
+    _variants(run, solutions)
     for mutant in run.mutants:
         run.notebooks[mutant_student(mutant)] = fill(_copy(release_nb), {**solutions, mutant.cell: mutant.code})
+
+
+def _variants(run: Run, solutions: dict[str, str]) -> None:
+    """An assignment with per-student variants: the solution as students drawing every combination of values
+    (``grader.variants.check``), and each fixture a second time as another student."""
+    cells = marked.cells(run.root, run.name)
+    if not cells:
+        return
+    drawn = check.students(secret.require(run.root), run.name, cells)
+    run.say(f"Variants: the solution under {len(drawn)} combinations of values, each fixture under a second one.")
+    for student in drawn:
+        run.notebooks[student] = _copy(run.notebooks[SOLUTION])
+    for fixture in run.fixtures:
+        name = fixture_student(fixture.name)
+        run.notebooks[verdicts.second_variant(name)] = _copy(run.notebooks[name])
 
 
 def grade(run: Run) -> None:

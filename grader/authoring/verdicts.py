@@ -186,11 +186,26 @@ def judge(
     functions = _function_names(solutions)
 
     fixture_verdicts = [_fixture_verdict(f, graded.get(fixture_student(f.name), {}), tests) for f in fixtures]
+    # per-student variants: each fixture graded again as another student (other values) must score alike
+    other_values: list[FixtureVerdict] = []
+    for f in fixtures:
+        again = graded.get(second_variant(fixture_student(f.name)))
+        if again is not None:
+            second = _fixture_verdict(f, again, tests)
+            if not second.ok:
+                shown = f"{f.name} (as {second_variant(fixture_student(f.name))}, other variant values)"
+                other_values.append(FixtureVerdict(shown, f.why, second.expected, False, second.problems))
     mutant_verdicts = [_mutant_verdict(m, graded.get(mutant_student(m), {}), equivalent.get(m.id)) for m in mutants]
     solution = graded.get(SOLUTION, {})
     solution_lost = tuple((gid, c.first_line) for gid, c in sorted(solution.items()) if c.lost)
     if not solution:
         solution_lost = (("(all)", "the instructor's solution was not graded"),)
+    for student in sorted(s for s in graded if s.startswith(VARIANT_CHECK)):
+        solution_lost += tuple(
+            (gid, f"{c.first_line} (with the variant values student id {student!r} draws)")
+            for gid, c in sorted(graded[student].items())
+            if c.lost
+        )
     credits = tuple(
         Credit(probe, gid, c.score, c.max_score)
         for probe in (PROBE_RELEASE, PROBE_ANYTHING)
@@ -237,7 +252,7 @@ def judge(
         steps=steps,
         points=sum(tests.values()),
         tests=test_cells,
-        fixtures=tuple(fixture_verdicts),
+        fixtures=tuple(fixture_verdicts + other_values),
         mutants=tuple(mutant_verdicts),
         unparsable=tuple(unparsable),
         solution_lost=solution_lost,
@@ -246,6 +261,15 @@ def judge(
         quality=tuple(quality),
         stock=None if stock_graded is None else _disagreements(graded, stock_graded),
     )
+
+
+VARIANT_CHECK = "variant-check-"
+"""The students as whom ``grader validate`` grades the solution under each variant (``grader.variants.check``)."""
+
+
+def second_variant(student: str) -> str:
+    """The id as which a fixture is graded a second time, under other variant values."""
+    return f"{student}-v2"
 
 
 def _fixture_verdict(fixture: Fixture, cells: Mapping[str, CellResult], tests: Mapping[str, float]) -> FixtureVerdict:

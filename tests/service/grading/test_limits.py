@@ -12,7 +12,7 @@ CUBIC = "ps2_autograd"
 CORRECT_CUBIC_SLOPE = (
     "def cubic_slope(x0):\n"
     "    x = torch.tensor(float(x0), requires_grad=True)\n"
-    "    (x**3 + 2 * x).backward()\n"
+    "    (x**3 + LINEAR_COEF * x).backward()\n"
     "    return x.grad.item()\n"
 )
 
