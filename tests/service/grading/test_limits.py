@@ -111,10 +111,10 @@ def test_kill_9_while_jobs_are_queued_loses_nothing_and_grades_each_once(server:
 def test_a_flood_of_output_is_capped_and_the_notebook_graded_normally(server: Server) -> None:
     flood = (
         "import sys\n"
-        "for i in range(200_000):\n"
+        "for i in range(20_000):\n"  # 40,000 lines: 40 times the output limit, inside the 10 s cell limit under load
         "    print('spam', i)\n"
         "    print('more spam', i, file=sys.stderr)\n" + CORRECT_CUBIC_SLOPE
     )
     body = grade(server, "svc-flood", CUBIC, with_solution(CUBIC, "cubic_slope", flood))
     assert body["status"] == "graded"
-    assert body["score"] == body["max_score"]
+    assert body["score"] == body["max_score"], [t for t in body["tests"] if not t["passed"]]
