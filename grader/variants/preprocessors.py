@@ -56,6 +56,21 @@ def _find(nb: NotebookNode, grade_id: str) -> int | None:
     return None
 
 
+def _locate(nb: NotebookNode, cell: VariantCell) -> int | None:
+    """Where ``cell`` is in the submission: by its grade id, else (an editor dropped its nbgrader metadata) the
+    first code cell without a grade id that assigns every one of its names."""
+    at = _find(nb, cell.grade_id)
+    if at is not None:
+        return at
+    names = {v.name for v in cell.variants}
+    for index, candidate in enumerate(nb.cells):
+        info = candidate.get("metadata", {}).get("nbgrader", {})
+        if candidate.get("cell_type") == "code" and not info.get("grade_id"):
+            if names <= set(submitted_values(str(candidate.get("source", "")))):
+                return index
+    return None
+
+
 def _show(values: dict[str, Any]) -> str:
     return ", ".join(f"{name} = {value!r}" for name, value in values.items())
 
@@ -67,7 +82,7 @@ class NoteVariantEdits(NbGraderPreprocessor):  # type: ignore[misc]
         cells, values = _cells_and_values(self, resources)
         notes = []
         for cell in cells:
-            at = _find(nb, cell.grade_id)
+            at = _locate(nb, cell)
             mine = {v.name: values[v.name] for v in cell.variants}
             if at is None:
                 notes.append(
@@ -85,7 +100,7 @@ class NoteVariantEdits(NbGraderPreprocessor):  # type: ignore[misc]
                     f"The cell `{cell.grade_id}` in your notebook says {_show(held)}, but your assignment's values "
                     f"are {_show(mine)}: you were graded on yours. Fetch the assignment again to see them."
                 )
-        notes += _reassigned(nb, cells)
+        notes += _reassigned(nb, cells, {_locate(nb, c) for c in cells})
         if notes:
             for note in notes:
                 self.log.warning("%s", note)
@@ -100,9 +115,11 @@ class ApplyVariant(NbGraderPreprocessor):  # type: ignore[misc]
         cells, values = _cells_and_values(self, resources)
         release, _ = _release(self, resources) if cells else (None, None)
         for cell in cells:
-            at = _find(nb, cell.grade_id)
+            at = _locate(nb, cell)
+            assert release is not None
+            if at is not None and not nb.cells[at].get("metadata", {}).get("nbgrader"):
+                nb.cells[at].metadata["nbgrader"] = copy.deepcopy(release.cells[cell.index].metadata["nbgrader"])
             if at is None:
-                assert release is not None
                 restored = copy.deepcopy(release.cells[cell.index])
                 restored.pop("outputs", None)
                 restored["outputs"], restored["execution_count"] = [], None
@@ -115,14 +132,13 @@ class ApplyVariant(NbGraderPreprocessor):  # type: ignore[misc]
         return nb, resources
 
 
-def _reassigned(nb: NotebookNode, cells: list[VariantCell]) -> list[str]:
+def _reassigned(nb: NotebookNode, cells: list[VariantCell], variant_cells: set[int | None]) -> list[str]:
     """Notes on the student's own cells that assign a variant's name (the tests would read that value)."""
     names = {v.name for c in cells for v in c.variants}
-    ids = {c.grade_id for c in cells}
     notes = []
     for index, cell in enumerate(nb.cells):
         info = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or info.get("grade_id") in ids or info.get("grade"):
+        if cell.get("cell_type") != "code" or index in variant_cells or info.get("grade"):
             continue
         assigned = sorted(names & set(submitted_values(str(cell.get("source", "")))))
         if assigned:

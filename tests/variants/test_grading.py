@@ -67,6 +67,7 @@ CORRECT = student("correct", lesson=False)
 HARD_CODED = student("hard-coded", lesson=False)
 HARD_CODED_LESSON = student("hard-coded", lesson=True)
 REASSIGNS = student("reassigns", lesson=False)
+STRIPPED = student("stripped", lesson=False)
 
 
 def notebooks() -> dict[str, nbformat.NotebookNode]:
@@ -77,7 +78,11 @@ def notebooks() -> dict[str, nbformat.NotebookNode]:
     reassigns = personal(REASSIGNS)
     helper = nbformat.v4.new_code_cell("TRUE_SLOPE = 3.0")  # type: ignore[no-untyped-call]
     reassigns.cells.insert(at(reassigns, "make_data"), helper)
+    stripped = personal(STRIPPED)  # an editor dropped the cell's metadata, and the student edited the values
+    stripped.cells[at(stripped, CELL)].source = "TRUE_SLOPE = 3.0\nTRUE_INTERCEPT = 5.0\n"
+    stripped.cells[at(stripped, CELL)].metadata = {}
     return {
+        STRIPPED: stripped,
         CORRECT: personal(CORRECT),
         EDITED: edited,
         GONE: gone,
@@ -114,7 +119,7 @@ def test_a_correct_answer_keeps_full_marks_on_any_shop(
     variant_graded: dict[str, tuple[Path, grading.Results]], how: str
 ) -> None:
     root, results = variant_graded[how]
-    for who in (CORRECT, EDITED, GONE, HARD_CODED_LESSON):
+    for who in (CORRECT, EDITED, GONE, HARD_CODED_LESSON, STRIPPED):
         lost = {cell: r.first_line for cell, r in results[who].items() if r.lost}
         assert not lost, (who, shop(who), lost)
     assert notes(root, CORRECT) == []
@@ -134,6 +139,12 @@ def test_edited_values_are_graded_as_the_students_own_and_said(
     ]
     autograded = nbformat.read(root / "autograded" / EDITED / PS3 / f"{PS3}.ipynb", as_version=4)  # type: ignore[no-untyped-call]
     assert f"TRUE_SLOPE = {slope!r}\n" in autograded.cells[at(autograded, CELL)].source
+    slope, intercept = shop(STRIPPED)
+    assert notes(root, STRIPPED) == [
+        f"The cell `{CELL}` in your notebook says TRUE_SLOPE = 3.0, TRUE_INTERCEPT = 5.0, but your assignment's "
+        f"values are TRUE_SLOPE = {slope!r}, TRUE_INTERCEPT = {intercept!r}: you were graded on yours. Fetch the "
+        "assignment again to see them."
+    ]
     (gone_note,) = notes(root, GONE)
     assert gone_note.startswith(f"The cell `{CELL}` with your assignment's values was missing: it was put back")
 
