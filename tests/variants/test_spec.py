@@ -121,3 +121,17 @@ def test_submitted_values_reads_constants_and_survives_broken_code() -> None:
     assert spec.submitted_values("A = 1\nB = 'x'\nC = A + 1\nprint(A)") == {"A": 1, "B": "x", "C": "A + 1"}
     assert spec.submitted_values("A = (") == {}
     assert copy.deepcopy(spec.submitted_values("")) == {}
+
+
+def test_the_course_fixtures_are_graded_under_many_variants() -> None:
+    """tests/graded.py grades each fixture as the student named after it (stock nbgrader and the engine, compared
+    cell by cell in tests/engine/test_autograde.py): under the suite's secret those students hold many variants."""
+    import os
+
+    key = os.environ["GRADER_VARIANT_SECRET"].encode()
+    for assignment, at_least in (("ps2_autograd", 5), (PS3, 15)):
+        nb = nbformat.read(REPO / "release" / assignment / f"{assignment}.ipynb", as_version=4)  # type: ignore[no-untyped-call]
+        cells = variants.find_cells(nb, assignment)
+        students = [p.stem for p in (REPO / "tests" / "fixtures" / "submissions" / assignment).glob("*.ipynb")]
+        drawn = {tuple(variants.student_values(key, assignment, s, cells).values()) for s in students}
+        assert len(drawn) >= at_least, (assignment, len(drawn))
