@@ -107,7 +107,8 @@ class Zygote:
         self._ready = False
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS",)}
+        # never the course secret of per-student variants: a forked kernel could read it in /proc/self/environ
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS", "GRADER_VARIANT_SECRET")}
         env.update(ZYGOTE_ENVIRONMENT)
         try:
             with open(self.log_path, "ab") as log:

@@ -41,11 +41,13 @@ from __future__ import annotations
 
 import ctypes
 import errno as errnos
+import functools
 import os
 import resource
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -66,6 +68,7 @@ PRIVATE_COURSE_PATHS = (
     "feedback",
     "service-data",
     "gradebook.db",
+    "variant_secret.txt",  # grader.variants' default; a secret_file elsewhere is added by hidden_paths
     "nbgrader_config.py",
     "grader",
     "tests",
@@ -129,7 +132,20 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 def hidden_paths(course_root: str | None) -> list[str]:
     """What a kernel must not see, for the course at ``course_root``."""
     paths = [os.path.join(course_root, p) for p in PRIVATE_COURSE_PATHS] if course_root else []
-    return [p for p in paths + list(RUNTIME_PATHS) if os.path.lexists(p)]
+    if course_root:
+        paths.append(_secret_file(course_root))
+    return [p for p in dict.fromkeys(paths + list(RUNTIME_PATHS)) if os.path.lexists(p)]
+
+
+@functools.cache
+def _secret_file(course_root: str) -> str:
+    """The course secret of per-student variants, where ``nbgrader_config.py`` puts it."""
+    from ..variants import secret
+
+    try:
+        return str(secret.secret_path(Path(course_root)))
+    except Exception:  # no readable configuration here: the default place, already hidden
+        return os.path.join(course_root, secret.DEFAULT_FILE)
 
 
 def _needed() -> list[str]:

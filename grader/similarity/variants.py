@@ -16,6 +16,9 @@ from typing import Any
 from ..variants import secret
 from ..variants.spec import VariantCell, student_values
 
+MAX_OWNERS = 3
+"""More students than this holding the same values (few choices, a large class) names none of them."""
+
 
 @dataclass(frozen=True)
 class ForeignValues:
@@ -33,7 +36,7 @@ class ForeignValues:
         if self.owners:
             found += f" but {', '.join(self.owners)}'s"
         if self.fetched_for:
-            found += f"; the cell was handed out to {self.fetched_for}"
+            found += f"; the cell's metadata says it was handed out to {self.fetched_for}"
         return found + "."
 
 
@@ -54,6 +57,10 @@ def evidence(
             continue
         owners = tuple(t for t in sorted(held) if t != student and own[t] == values)
         other = fetched_for if fetched_for and fetched_for != student else None
+        if len(owners) > MAX_OWNERS and other is None:
+            continue  # values this many students share by chance are no evidence of whose notebook it was
+        if other is not None and other in owners:
+            owners = (other,)  # the metadata and the values agree: that student
         if owners or other:
-            found.append(ForeignValues(student, tuple(values.items()), owners, other))
+            found.append(ForeignValues(student, tuple(values.items()), owners[:MAX_OWNERS], other))
     return tuple(found), ""

@@ -13,15 +13,23 @@ from .spec import VariantCell, find_cells
 
 
 def cells(root: Path, assignment: str) -> list[VariantCell]:
-    """The variant cells of ``assignment``'s source notebook (``source/<name>/<name>.ipynb``)."""
-    path = root / "source" / assignment / f"{assignment}.ipynb"
-    if not path.is_file():
-        return []
-    try:
-        nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
-    except Exception as error:  # unreadable JSON: the release step says so in its own words
-        raise AuthoringError(f"{path} cannot be read as a notebook: {error}") from error
-    return find_cells(nb, str(path.relative_to(root)))
+    """The variant cells of ``assignment``'s source notebook (``source/<name>/<name>.ipynb``); marks in another
+    notebook of the assignment are an error (only the assignment's own notebook is checked and drawn)."""
+    folder = root / "source" / assignment
+    found: list[VariantCell] = []
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
+        try:
+            nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+        except Exception as error:  # unreadable JSON: the release step says so in its own words
+            raise AuthoringError(f"{path} cannot be read as a notebook: {error}") from error
+        marked = find_cells(nb, str(path.relative_to(root)))
+        if marked and path.name != f"{assignment}.ipynb":
+            raise AuthoringError(
+                f"{path.relative_to(root)} marks variants: put them in the assignment's own notebook, "
+                f"{assignment}.ipynb (only that one is drawn for each student and checked before a release)"
+            )
+        found += marked
+    return found
 
 
 def assignments(root: Path) -> list[str]:

@@ -15,6 +15,7 @@ autograde`` and the engine apply them alike; both read the variant cells from th
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def _cells_and_values(pre: NbGraderPreprocessor, resources: Any) -> tuple[list[V
     cells = find_cells(release, str(resources["nbgrader"]["assignment"])) if release is not None else []
     if not cells:
         return [], {}
-    secret = course_secret.require(root)
+    secret = course_secret.require(root, pre.config if pre.config.get("Variants") else None)
     info = resources["nbgrader"]
     return cells, student_values(secret, info["assignment"], info["student"], cells)
 
@@ -65,10 +66,20 @@ def _locate(nb: NotebookNode, cell: VariantCell) -> int | None:
     names = {v.name for v in cell.variants}
     for index, candidate in enumerate(nb.cells):
         info = candidate.get("metadata", {}).get("nbgrader", {})
-        if candidate.get("cell_type") == "code" and not info.get("grade_id"):
-            if names <= set(submitted_values(str(candidate.get("source", "")))):
-                return index
+        source = str(candidate.get("source", ""))
+        if (
+            candidate.get("cell_type") == "code"
+            and not info.get("grade_id")
+            and _skeleton(source, names) == (_skeleton(cell.source, names))
+        ):
+            return index
     return None
+
+
+def _skeleton(source: str, names: set[str]) -> list[str]:
+    """The cell's lines but those assigning a variant's name, stripped: what fetching it did not change."""
+    assigns = re.compile(r"^\s*(" + "|".join(sorted(map(re.escape, names))) + r")\s*=")
+    return [line.strip() for line in source.splitlines() if line.strip() and not assigns.match(line)]
 
 
 def _show(values: dict[str, Any]) -> str:
@@ -80,6 +91,8 @@ class NoteVariantEdits(NbGraderPreprocessor):  # type: ignore[misc]
 
     def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
         cells, values = _cells_and_values(self, resources)
+        if not cells:
+            return nb, resources
         notes = []
         for cell in cells:
             at = _locate(nb, cell)
@@ -121,31 +134,96 @@ class ApplyVariant(NbGraderPreprocessor):  # type: ignore[misc]
                 nb.cells[at].metadata["nbgrader"] = copy.deepcopy(release.cells[cell.index].metadata["nbgrader"])
             if at is None:
                 restored = copy.deepcopy(release.cells[cell.index])
-                restored.pop("outputs", None)
                 restored["outputs"], restored["execution_count"] = [], None
                 if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
                     restored.pop("id", None)
-                at = 1 if nb.cells and mending.NOTES_KEY in nb.cells[0].get("metadata", {}) else 0
+                at = _position(nb, release, cell.index)
                 nb.cells.insert(at, restored)
             nb.cells[at].source = render(cell, values)
             nb.cells[at].metadata[VARIANT_KEY] = resources["nbgrader"]["student"]
+        names = set(values)
+        located = {_locate(nb, c) for c in cells}
+        if any(
+            _assigning(str(c.get("source", "")), names) or DYNAMIC.search(str(c.get("source", "")))
+            for _, c in _student_cells(nb, located)
+        ):
+            _pin(nb, values)
         return nb, resources
 
 
+PIN_KEY = "grader_variant_pin"  # cell metadata of the cells that set the student's values again
+DYNAMIC = re.compile(r"\b(globals|locals|vars|exec|eval|setattr|__dict__|__builtins__|sys\.modules|builtins)\b")
+
+
+def _assigning(source: str, names: set[str]) -> list[str]:
+    """The variant names ``source`` assigns: ``NAME =``, ``NAME +=``, ``NAME: T =``, ``a, NAME = ...``,
+    ``NAME :=``, ``for NAME in``, ``global NAME``, ``import x as NAME``, ``del NAME``."""
+    found = []
+    for name in sorted(names):
+        n = re.escape(name)
+        patterns = (
+            rf"^\s*(?:[\w\s,()\[\]*]*[,(\[]\s*)?\*?{n}\s*(?:,[\w\s,()\[\]*]*)?[)\]]?\s*(?:=(?!=)|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=)",
+            rf"^\s*{n}\s*:[^=\n]+=",
+            rf"\b{n}\s*:=",
+            rf"\bfor\b[^\n]*\b{n}\b[^\n]*\bin\b",
+            rf"\b(?:global|nonlocal|del)\b[^\n]*\b{n}\b",
+            rf"\bas\s+{n}\b",
+        )
+        if any(re.search(p, source, re.M) for p in patterns):
+            found.append(name)
+    return found
+
+
+def _student_cells(nb: NotebookNode, skip: set[int | None]) -> list[tuple[int, NotebookNode]]:
+    """The code cells whose source is the student's: not a test cell, not a variant cell."""
+    return [
+        (i, c)
+        for i, c in enumerate(nb.cells)
+        if c.get("cell_type") == "code" and i not in skip and not c.get("metadata", {}).get("nbgrader", {}).get("grade")
+    ]
+
+
+def _pin(nb: NotebookNode, values: dict[str, Any]) -> None:
+    """Before each test cell, a cell that sets the student's own values again: an answer cell that assigns one of
+    the names (or may, through ``globals()``, ``exec`` ...) changes neither what the tests expect nor what the
+    student's functions read while the tests run. Only in such a notebook: the others run as released."""
+    line = f"{', '.join(values)} = {', '.join(repr(v) for v in values.values())}"
+    old = (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5)
+    at = 0
+    while at < len(nb.cells):
+        cell = nb.cells[at]
+        if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            pin = nbformat.v4.new_code_cell(f"{line}  # your own values (grader.variants)")  # type: ignore[no-untyped-call]
+            pin.metadata[PIN_KEY] = True
+            if old:
+                pin.pop("id", None)
+            nb.cells.insert(at, pin)
+            at += 1
+        at += 1
+
+
+def _position(nb: NotebookNode, release: NotebookNode, index: int) -> int:
+    """Where a lost cell of the release goes back: before the first later release cell the submission has."""
+    for later in release.cells[index + 1 :]:
+        grade_id = later.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        found = _find(nb, grade_id) if grade_id else None
+        if found is not None:
+            return found
+    return len(nb.cells)
+
+
 def _reassigned(nb: NotebookNode, cells: list[VariantCell], variant_cells: set[int | None]) -> list[str]:
-    """Notes on the student's own cells that assign a variant's name (the tests would read that value)."""
+    """Notes on the student's own cells that assign a variant's name."""
     names = {v.name for c in cells for v in c.variants}
     notes = []
-    for index, cell in enumerate(nb.cells):
-        info = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or index in variant_cells or info.get("grade"):
-            continue
-        assigned = sorted(names & set(submitted_values(str(cell.get("source", "")))))
+    for index, cell in _student_cells(nb, variant_cells):
+        assigned = _assigning(str(cell.get("source", "")), names)
         if assigned:
+            info = cell.get("metadata", {}).get("nbgrader", {})
             where = f"`{info['grade_id']}`" if info.get("grade_id") else f"number {index + 1}"
             notes.append(
                 f"Your cell {where} assigns {', '.join(assigned)}, which hold your assignment's own values: the "
-                "tests after it read what you assigned, so remove that line."
+                "tests set your own values again before each test, whatever that cell assigns."
             )
     return notes
 

@@ -44,16 +44,24 @@ def secret_path(root: Path, loaded: Any = None) -> Path:
 
 
 def read(root: Path, loaded: Any = None) -> bytes | None:
-    """The course secret, or None when none is set."""
-    if os.environ.get(ENVIRONMENT):
-        return os.environ[ENVIRONMENT].encode()
+    """The course secret, or None when none is set; a short one, or two that differ, fail here."""
     path = secret_path(root, loaded)
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8").strip()
+    from_file = _checked(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+    from_environment = _checked(os.environ[ENVIRONMENT], f"${ENVIRONMENT}") if os.environ.get(ENVIRONMENT) else None
+    if from_file and from_environment and from_file != from_environment:
+        raise ConfigurationError(
+            f"${ENVIRONMENT} and {path} hold two different course secrets, which would give students two different "
+            "sets of values: keep one"
+        )
+    found = from_environment or from_file
+    return found.encode() if found else None
+
+
+def _checked(text: str, where: str) -> str:
+    text = text.strip()
     if len(text) < 16:
-        raise ConfigurationError(f"the course secret in {path} is under 16 characters: put a long random one there")
-    return text.encode()
+        raise ConfigurationError(f"the course secret in {where} is under 16 characters: put a long random one there")
+    return text
 
 
 def require(root: Path, loaded: Any = None) -> bytes:

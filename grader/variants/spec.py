@@ -145,18 +145,43 @@ def render(cell: VariantCell, values: Mapping[str, Value]) -> str:
 
 
 def submitted_values(source: str) -> dict[str, Any]:
-    """The constants a submitted cell assigns at top level (``NAME = literal``); unreadable ones are left out."""
+    """The constants a submitted cell assigns at top level (``NAME = literal``); unreadable ones are written as
+    their code, and a cell Python cannot parse (an IPython magic, a syntax error) is read line by line."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return {}
+    except (SyntaxError, ValueError):
+        return _line_values(source)
     found: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = _value(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found[node.target.id] = _value(node.value)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found[name.id] = ast.unparse(node)
+    return found
+
+
+def _value(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except Exception:  # not a literal (a name, a call), or one Python cannot build ({[0]: 1})
+        return ast.unparse(node)
+
+
+def _line_values(source: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for line in source.splitlines():
+        assigned = re.match(r"^([A-Za-z_]\w*)\s*=\s*(.+?)\s*(#.*)?$", line)
+        if assigned:
             try:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                found[node.targets[0].id] = ast.unparse(node.value)
+                found[assigned[1]] = ast.literal_eval(assigned[2])
+            except Exception:
+                found[assigned[1]] = assigned[2]
     return found
 
 

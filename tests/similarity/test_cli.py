@@ -98,7 +98,7 @@ def test_a_notebook_with_another_students_variant_values_is_flagged_with_the_evi
     assert done.returncode == 0, done.stderr
     values = ", ".join(f"{k} = {v!r}" for k, v in shop(bob).items())
     assert (
-        f"carol's notebook holds {values}, which are not carol's own values but {bob}'s; the cell was handed out "
-        f"to {bob}." in done.stdout.splitlines()
+        f"carol's notebook holds {values}, which are not carol's own values but {bob}'s; the cell's metadata says "
+        f"it was handed out to {bob}." in done.stdout.splitlines()
     )
     assert "alice's notebook" not in done.stdout and f"{bob}'s notebook" not in done.stdout

@@ -68,6 +68,7 @@ HARD_CODED = student("hard-coded", lesson=False)
 HARD_CODED_LESSON = student("hard-coded", lesson=True)
 REASSIGNS = student("reassigns", lesson=False)
 STRIPPED = student("stripped", lesson=False)
+CHOOSES = student("chooses", lesson=False)
 
 
 def notebooks() -> dict[str, nbformat.NotebookNode]:
@@ -81,7 +82,10 @@ def notebooks() -> dict[str, nbformat.NotebookNode]:
     stripped = personal(STRIPPED)  # an editor dropped the cell's metadata, and the student edited the values
     stripped.cells[at(stripped, CELL)].source = "TRUE_SLOPE = 3.0\nTRUE_INTERCEPT = 5.0\n"
     stripped.cells[at(stripped, CELL)].metadata = {}
+    chooses = lesson_numbers(personal(CHOOSES))  # the lesson's numbers, and a cell that makes them "hers"
+    chooses.cells.insert(at(chooses, "make_data"), nbformat.v4.new_code_cell("TRUE_SLOPE, TRUE_INTERCEPT = 3.0, 5.0"))  # type: ignore[no-untyped-call]
     return {
+        CHOOSES: chooses,
         STRIPPED: stripped,
         CORRECT: personal(CORRECT),
         EDITED: edited,
@@ -119,7 +123,7 @@ def test_a_correct_answer_keeps_full_marks_on_any_shop(
     variant_graded: dict[str, tuple[Path, grading.Results]], how: str
 ) -> None:
     root, results = variant_graded[how]
-    for who in (CORRECT, EDITED, GONE, HARD_CODED_LESSON, STRIPPED):
+    for who in (CORRECT, EDITED, GONE, HARD_CODED_LESSON, STRIPPED, REASSIGNS):
         lost = {cell: r.first_line for cell, r in results[who].items() if r.lost}
         assert not lost, (who, shop(who), lost)
     assert notes(root, CORRECT) == []
@@ -156,6 +160,7 @@ def test_the_lessons_numbers_lose_the_data_task_only_where_the_shop_differs(
     _, results = variant_graded[how]
     lost = {cell: r.first_line for cell, r in results[HARD_CODED].items() if r.lost}
     assert list(lost) == ["test_make_data"]
+    assert [cell for cell, r in results[CHOOSES].items() if r.lost] == ["test_make_data"]  # no easier variant
     assert lost["test_make_data"] == (
         "sales of make_data(n=37, seed=5) (a tensor of shape (37, 1), dtype torch.float32, device cpu) "
         "does not match the reference."
@@ -170,9 +175,20 @@ def test_a_cell_that_assigns_a_variant_name_is_named_in_the_notes(
 ) -> None:
     root, _ = variant_graded[how]
     assert any(
-        "assigns TRUE_SLOPE, which hold your assignment's own values: the tests after it read what you assigned" in n
+        "assigns TRUE_SLOPE, which hold your assignment's own values: the tests set your own values again before "
+        "each test, whatever that cell assigns." in n
         for n in notes(root, REASSIGNS)
     )
+    slope, intercept = shop(REASSIGNS)
+    pins = [c.source for c in autograded(root, REASSIGNS).cells if c.metadata.get("grader_variant_pin")]
+    tests = [c for c in autograded(root, REASSIGNS).cells if c.metadata.get("nbgrader", {}).get("grade")]
+    pin = f"TRUE_SLOPE, TRUE_INTERCEPT = {slope!r}, {intercept!r}  # your own values (grader.variants)"
+    assert pins == [pin] * len(tests)
+    assert not [c for c in autograded(root, CORRECT).cells if c.metadata.get("grader_variant_pin")]
+
+
+def autograded(root: Path, student: str) -> nbformat.NotebookNode:
+    return nbformat.read(root / "autograded" / student / PS3 / f"{PS3}.ipynb", as_version=4)  # type: ignore[no-untyped-call]
 
 
 def test_stock_nbgrader_and_the_engine_agree_cell_by_cell(

@@ -119,7 +119,9 @@ def test_one_name_marked_in_two_cells_is_refused() -> None:
 
 def test_submitted_values_reads_constants_and_survives_broken_code() -> None:
     assert spec.submitted_values("A = 1\nB = 'x'\nC = A + 1\nprint(A)") == {"A": 1, "B": "x", "C": "A + 1"}
-    assert spec.submitted_values("A = (") == {}
+    assert spec.submitted_values("A = (") == {"A": "("}  # unparsable: read line by line
+    assert spec.submitted_values("%matplotlib inline\nA = 2.5") == {"A": 2.5}  # an IPython magic in the cell
+    assert spec.submitted_values("d = {[0, 1]: 'a'}\nB: float = 2.0") == {"d": "{[0, 1]: 'a'}", "B": 2.0}
     assert copy.deepcopy(spec.submitted_values("")) == {}
 
 

@@ -89,8 +89,8 @@ def test_a_ta_finds_the_copy_and_reads_it_side_by_side(page: Page, class_graded:
     foreign = page.locator("#foreign li")
     expect(foreign).to_have_count(1)
     expect(foreign.first).to_contain_text(
-        f"sim-ben's notebook holds {ada}, which are not sim-ben's own values but sim-ada's; the cell was handed out "
-        "to sim-ada."
+        f"sim-ben's notebook holds {ada}, which are not sim-ben's own values but sim-ada's; the cell's metadata says "
+        "it was handed out to sim-ada."
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "similarity.png"), full_page=True)
