@@ -356,13 +356,21 @@ def grade_many(
     progress: Callable[[Outcome], None] | None = None,
     zero_unreadable: bool = False,
 ) -> list[Outcome]:
-    """Autograde each student's submission, ``jobs`` kernels at a time; outcomes in completion order."""
+    """Autograde each student's submission, ``jobs`` kernels at a time; outcomes in completion order.
+
+    nbgrader's converter changes the process's working directory to the course root and back around each
+    notebook; two at once can leave it in the course root (one saves the other's change). It is put back as
+    it was, so a caller grading a temporary course copy is not left in a directory that is then removed."""
     outcomes: list[Outcome] = []
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="autograde") as pool:
-        futures = [pool.submit(grade_one, config, assignment, s, force, create, zero_unreadable) for s in students]
-        for future in as_completed(futures):
-            outcome = future.result()
-            outcomes.append(outcome)
-            if progress is not None:
-                progress(outcome)
+    cwd = os.getcwd()
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="autograde") as pool:
+            futures = [pool.submit(grade_one, config, assignment, s, force, create, zero_unreadable) for s in students]
+            for future in as_completed(futures):
+                outcome = future.result()
+                outcomes.append(outcome)
+                if progress is not None:
+                    progress(outcome)
+    finally:
+        os.chdir(cwd)
     return outcomes

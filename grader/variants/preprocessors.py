@@ -152,7 +152,12 @@ class ApplyVariant(NbGraderPreprocessor):  # type: ignore[misc]
 
 
 PIN_KEY = "grader_variant_pin"  # cell metadata of the cells that set the student's values again
-DYNAMIC = re.compile(r"\b(globals|locals|vars|exec|eval|setattr|__dict__|__builtins__|sys\.modules|builtins)\b")
+# code that can set a name without an assignment: a call of one of these (not a method: model.eval()), or a
+# namespace reached by its dunder or module
+DYNAMIC = re.compile(
+    r"(?<![.\w])(globals|locals|vars|exec|eval|setattr|__import__)\s*\(|__dict__|__builtins__|__main__|sys\.modules"
+    r"|\bbuiltins\b"
+)
 
 
 def _assigning(source: str, names: set[str]) -> list[str]:
@@ -197,6 +202,8 @@ def _pin(nb: NotebookNode, values: dict[str, Any]) -> None:
             pin.metadata[PIN_KEY] = True
             if old:
                 pin.pop("id", None)
+            else:  # the same id under stock nbgrader and the engine: named after the test cell it serves
+                pin["id"] = f"pin-{cell.get('id') or at}"[:64]
             nb.cells.insert(at, pin)
             at += 1
         at += 1
