@@ -8,7 +8,8 @@
   two processes overlap. Each test file is one unit, kept in one process, so its module fixtures are
   set up once. The files that use ``graded`` (``GRADED_FILES``, checked at collection against what
   each test asks for) are one unit, so the stock grading runs once; being the largest, it goes
-  first. The files that use the machine's own brokers are one unit, so they never run at the same
+  first. The files that use the session's ``dashboard`` service are one unit, run in file order
+  (``DASHBOARD_FILES``). The files that use the machine's own brokers are one unit, so they never run at the same
   time. The scheduler reads the unit from the test's file (``pytest_xdist_make_scheduler``): xdist's
   own ``loadgroup`` marks a group by an ``@group`` suffix that pytest 9 renders as
   ``[params]@group]`` for a parametrized test, which xdist then reads as no group. A file
@@ -42,6 +43,11 @@ GRADED_FILES = frozenset(
         "tests/test_mending.py",
     }
 )
+# The files that use the session's `dashboard` service: one unit, so its tests run in one process in file order,
+# as in one process (test_pages.py leaves an attempt graded under a late policy it then removes, which a regrade
+# dry run in test_browser.py would otherwise count).
+DASHBOARD = "dashboard"
+DASHBOARD_FILES = frozenset({"tests/service/web/test_browser.py", "tests/service/web/test_pages.py"})
 BROKERS = "brokers"
 BROKER_FILES = ("tests/service/queue/", "tests/benchmarks/test_scale_benchmark.py", "tests/engine/test_claims.py")
 
@@ -50,6 +56,8 @@ def unit(path: str) -> str:
     """The unit of work a test file belongs to: ``graded``, ``brokers`` or the file itself."""
     if path in GRADED_FILES:
         return GRADED
+    if path in DASHBOARD_FILES:
+        return DASHBOARD
     if path.startswith(BROKER_FILES):
         return BROKERS
     return path
@@ -70,12 +78,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    using = {_file(item) for item in items if GRADED in getattr(item, "fixturenames", ())}
-    if using - GRADED_FILES:  # (a listed file none of whose selected tests uses it is fine: `-k`, node ids)
-        raise pytest.UsageError(
-            "tests/conftest.py: GRADED_FILES must list every test file that uses the `graded` fixture; "
-            f"add {sorted(using - GRADED_FILES)}"
-        )
+    shared = ((GRADED, GRADED_FILES, "GRADED_FILES"), (DASHBOARD, DASHBOARD_FILES, "DASHBOARD_FILES"))
+    for fixture, listed, name in shared:
+        using = {_file(item) for item in items if fixture in getattr(item, "fixturenames", ())}
+        if using - listed:  # (a listed file none of whose selected tests uses it is fine: `-k`, node ids)
+            raise pytest.UsageError(
+                f"tests/conftest.py: {name} must list every test file that uses the `{fixture}` fixture; "
+                f"add {sorted(using - listed)}"
+            )
     items.sort(key=lambda item: unit(_file(item)) != GRADED)  # stable: the largest unit first, then in order
 
 
