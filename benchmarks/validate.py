@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,17 @@ def run_validate(source: Path, assignment: str, work: Path) -> dict[str, object]
         "fixtures": len(data["fixtures"]),
         "mutants": len(data["mutants"]),
         "survivors": data["survivors"],
-        "notebooks": len(data["fixtures"]) + len(data["mutants"]) + 3,  # + the solution and the two probes
+        "notebooks": graded_count(proc.stdout + proc.stderr),
     }
+
+
+def graded_count(output: str) -> int:
+    """How many notebooks ``grader validate`` graded, as its progress line says (with per-student variants it also
+    grades the solution under each combination of values and each fixture a second time)."""
+    found = re.search(r"Grading (\d+) notebooks with the engine", output)
+    if not found:
+        raise SystemExit(f"grader validate printed no 'Grading N notebooks' line:\n{output[-3000:]}")
+    return int(found.group(1))
 
 
 def run_stock(source: Path, assignment: str, sample: int, work: Path) -> dict[str, float] | None:
