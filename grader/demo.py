@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import course
-from .errors import ConfigurationError
-from .variants import marked, secret
+from .variants import marked
 
 EXAMPLES = course.REPO_ROOT / "tests" / "fixtures" / "submissions"
 # A handful of the fixture submissions, by behaviour: a correct one and typical mistakes.
@@ -37,10 +36,10 @@ class ExampleScore:
 def run(root: Path = course.REPO_ROOT, say: Callable[[str], None] = print) -> list[ExampleScore]:
     say("Generating the student releases (nbgrader generate_assignment --force) ...")
     course.generate_releases(root)
-    if marked.assignments(root) and secret.read(root) is None:
-        if (root / "service-data").exists():  # the service ran here: students may hold values from a lost secret
-            raise ConfigurationError(secret.missing(secret.secret_path(root)))
-        say(f"Created the course secret that draws each student's variant values: {secret.create(root)}")
+    # a course where the service ran may have students holding values drawn from a lost secret
+    made = marked.ensure_secret(root, first_run=not (root / "service-data").exists())
+    if made:
+        say(f"Created the course secret that draws each student's variant values: {made}")
     scores: list[ExampleScore] = []
     for assignment, examples in SHOWCASE.items():
         for example in examples:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -98,17 +99,31 @@ def release_cells(release: NotebookNode) -> list[ReleaseCell]:
     return cells
 
 
-_release_cache: dict[tuple[str, int, int], list[ReleaseCell]] = {}
+def release_notebook(path: Path) -> NotebookNode:
+    """The release notebook, read once while the file is unchanged (by size and mtime).
+
+    Every graded notebook needs its release (``MendCells``, the variant preprocessors); reading and
+    validating it each time cost more than some notebooks' own cells. Callers never modify it:
+    they deep-copy what they insert.
+    """
+    stat = os.stat(path)
+    return _release_notebook(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _release_notebook(path: str, mtime_ns: int, size: int) -> NotebookNode:
+    return nbformat.read(path, as_version=4)  # type: ignore[no-any-return, no-untyped-call]
+
+
+@functools.lru_cache(maxsize=8)
+def _release_cells(path: str, mtime_ns: int, size: int) -> list[ReleaseCell]:
+    return release_cells(_release_notebook(path, mtime_ns, size))
 
 
 def read_release(path: Path) -> list[ReleaseCell]:
     """The release notebook's nbgrader cells, cached while the file is unchanged."""
     stat = os.stat(path)
-    key = (str(path), stat.st_mtime_ns, stat.st_size)
-    if key not in _release_cache:
-        _release_cache.clear()
-        _release_cache[key] = release_cells(nbformat.read(path, as_version=4))  # type: ignore[no-untyped-call]
-    return _release_cache[key]
+    return _release_cells(str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def release_path(root: Path, assignment: str, notebook: str, release_directory: str = "release") -> Path:

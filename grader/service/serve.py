@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from .. import course
-from ..errors import ConfigurationError
-from ..variants import marked, secret
+from ..variants import marked
 from . import config as service_config
 from .queue import broker
 from .records.store import Store
@@ -44,16 +42,6 @@ Try it:
   A new admin token: grader tokens issue admin --role admin"""
 
 
-def variant_secret(root: Path, first_start: bool) -> Path | None:
-    """The course secret of per-student variants: made on the service's first start when the course needs one
-    and has none; on a later start a missing one stops the service (students' values would change)."""
-    if not marked.assignments(root) or secret.read(root) is not None:
-        return None
-    if not first_start:
-        raise ConfigurationError(secret.missing(secret.secret_path(root)))
-    return secret.create(root)
-
-
 def run(db_url: str | None = None, broker_url: str | None = None, **overrides: Any) -> int:
     import uvicorn
 
@@ -63,7 +51,7 @@ def run(db_url: str | None = None, broker_url: str | None = None, **overrides: A
     store = Store(cfg.db_url, create=True)  # an empty database gets the tables; an old one is refused, not upgraded
     if store.created:
         print("Created the grading service's tables in the database (first run).", flush=True)
-    made = variant_secret(cfg.course_root, first_start=store.created)
+    made = marked.ensure_secret(cfg.course_root, first_run=store.created)
     if made:
         print(f"Created the course secret that draws each student's variant values: {made} (back it up).", flush=True)
     prepare(cfg)

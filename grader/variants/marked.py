@@ -7,7 +7,7 @@ from typing import Any
 
 import nbformat
 
-from ..errors import AuthoringError
+from ..errors import AuthoringError, ConfigurationError
 from . import secret
 from .spec import VariantCell, find_cells
 
@@ -46,3 +46,16 @@ def require_secret(root: Path, loaded: Any = None) -> bytes | None:
     if not assignments(root):
         return None
     return secret.require(root, loaded)
+
+
+def ensure_secret(root: Path, first_run: bool) -> Path | None:
+    """Make the course secret when some assignment marks variants and none exists yet: the path made, else None.
+
+    Only on a first run (``first_run``: nothing can have drawn students' values yet); afterwards a
+    missing secret is a ``ConfigurationError``, since a new one would change every student's values.
+    """
+    if not assignments(root) or secret.read(root) is not None:
+        return None
+    if not first_run:
+        raise ConfigurationError(secret.missing(secret.secret_path(root)))
+    return secret.create(root)

@@ -37,12 +37,27 @@ def _release(pre: NbGraderPreprocessor, resources: Any) -> tuple[NotebookNode | 
     path = mending.release_path(root, info["assignment"], info["notebook"], coursedir.release_directory)
     if not path.is_file():
         return None, root
-    return nbformat.read(path, as_version=4), root  # type: ignore[no-untyped-call]
+    return mending.release_notebook(path), root
+
+
+# find_cells of each cached release notebook, by its identity; the entry holds the notebook, so an
+# id is never reused while it is here (mending.release_notebook keeps at most 8 releases too).
+_found: dict[int, tuple[NotebookNode, list[VariantCell]]] = {}
+
+
+def _variant_cells(release: NotebookNode, assignment: str) -> list[VariantCell]:
+    entry = _found.get(id(release))
+    if entry is None or entry[0] is not release:
+        if len(_found) >= 8:
+            _found.clear()
+        entry = _found[id(release)] = (release, find_cells(release, assignment))
+    return list(entry[1])
 
 
 def _cells_and_values(pre: NbGraderPreprocessor, resources: Any) -> tuple[list[VariantCell], dict[str, Any]]:
     release, root = _release(pre, resources)
-    cells = find_cells(release, str(resources["nbgrader"]["assignment"])) if release is not None else []
+    assignment = str(resources["nbgrader"]["assignment"])
+    cells = _variant_cells(release, assignment) if release is not None else []
     if not cells:
         return [], {}
     secret = course_secret.require(root, pre.config if pre.config.get("Variants") else None)

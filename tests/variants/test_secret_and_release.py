@@ -13,8 +13,7 @@ import pytest
 
 from grader import course
 from grader.errors import ConfigurationError
-from grader.service.serve import variant_secret
-from grader.variants import check, secret
+from grader.variants import check, marked, secret
 
 GRADER = str(Path(sys.executable).with_name("grader"))
 PS3 = "ps3_regression"
@@ -54,11 +53,11 @@ def test_the_service_makes_the_secret_on_its_first_start_only(course_copy: Path)
     with pytest.raises(
         ConfigurationError, match=r"has no course secret: restore .*variant_secret\.txt from your backup"
     ):
-        variant_secret(course_copy, first_start=False)
-    made = variant_secret(course_copy, first_start=True)
+        marked.ensure_secret(course_copy, first_run=False)
+    made = marked.ensure_secret(course_copy, first_run=True)
     assert made == course_copy / "variant_secret.txt"
     assert made.stat().st_mode & 0o777 == 0o600 and len(made.read_text().strip()) == 64
-    assert variant_secret(course_copy, first_start=False) is None  # kept from then on
+    assert marked.ensure_secret(course_copy, first_run=False) is None  # kept from then on
     kept = made.read_text()
     refused = subprocess.run(
         [GRADER, "variants", "--create-secret"], cwd=course_copy, env=without_secret(), capture_output=True, text=True
