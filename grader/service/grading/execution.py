@@ -21,8 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from ... import course
+from ...engine import inprocess
 from ...engine.autograde import Status, Stop
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, InfrastructureError
@@ -42,26 +44,49 @@ OUTPUT_LIMIT_BYTES = 2_000_000
 
 
 @contextmanager
-def student_lock(store: Store, student: str, assignment: str) -> Iterator[None]:
+def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> Iterator[Connection | None]:
+    """The student lock, and on PostgreSQL the one transaction a job's grade is written in.
+
+    On PostgreSQL this yields a connection in a transaction that holds the advisory lock
+    (``pg_advisory_xact_lock``: it ends with the transaction, or with the session if the database
+    goes away).  nbgrader's rows (``inprocess.bound``, when the gradebook is in the same database) and
+    the service's own are written in it and committed together when the block ends, or rolled back
+    together when it raises: a job's grade is recorded whole or not at all, in one commit.  On SQLite,
+    whose one writer would wait for the whole notebook, it yields ``None`` and every step commits its
+    own rows, as stock nbgrader does.
+
+    The student's gradebook row is inserted first if it is missing (``_ensure_student``): it is the one
+    row two jobs of one student on two assignments share, which the advisory lock does not order.
+    """
     with _locks_guard:
         local = _locks.setdefault((student, assignment), threading.RLock())
     with local:
         if store.engine.dialect.name != "postgresql":
-            yield
+            yield None
             return
         keys = {"a": _int32(student), "b": _int32(assignment)}
-        conn = store.engine.connect()
-        try:
-            conn.execute(sa.text("SELECT pg_advisory_lock(:a, :b)"), keys)
-            conn.commit()
-            yield
-        finally:
-            try:
-                conn.execute(sa.text("SELECT pg_advisory_unlock(:a, :b)"), keys)
-                conn.commit()
-                conn.close()
-            except sa.exc.DBAPIError:
-                conn.invalidate()  # the database went away, and the lock with the session
+        with store.engine.connect() as conn, conn.begin():
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:a, :b)"), keys)
+            if sa.make_url(gradebook_url) != conn.engine.url:
+                yield conn
+                return
+            _ensure_student(conn, student)
+            with inprocess.bound(conn):
+                yield conn
+
+
+def _ensure_student(conn: Connection, student: str) -> None:
+    """Insert nbgrader's ``student`` row unless it is there (or being inserted: then wait for it).
+
+    Without it, a new student's first jobs on two assignments would both find no row and insert it;
+    the second insert waits for the first job's transaction, then fails on the unique key, and
+    nbgrader gives up on the notebook.  ``ON CONFLICT DO NOTHING`` waits the same, then does nothing,
+    and nbgrader's own lookup that follows finds the row.
+    """
+    from nbgrader.api import Student
+    from sqlalchemy.dialects.postgresql import insert
+
+    conn.execute(insert(Student.__table__).values(id=student).on_conflict_do_nothing())
 
 
 def _int32(text: str) -> int:
@@ -89,7 +114,7 @@ def place(config: ServiceConfig, submission: Submission, notebook_name: str, dat
 def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_name: str, data: bytes) -> Execution:
     """Autograde one attempt; the autograded notebook is in ``autograded/`` afterwards.
 
-    The caller holds ``student_lock`` for this student and assignment (the pipeline does, until the
+    The caller holds ``grading`` for this student and assignment (the pipeline does, until the
     grade is recorded).
     """
     place(config, submission, notebook_name, data)

@@ -15,6 +15,10 @@ order and nothing else does.  After the record stage the ``after_record`` hooks 
 and later grade passback: ``hooks``), each with the recorded grade; a hook that fails is logged
 and does not undo the grade.
 
+The stages run inside ``execution.grading``: the student lock and, on PostgreSQL, one transaction
+that holds nbgrader's rows and the service's for this job, committed once after the record stage
+(or rolled back whole: a claim found lost at the record stage leaves no row of its grade behind).
+
 Every job ends with a recorded result: a grade, or ``failed`` with a reason.  Outcomes are
 typed (``grader.errors``): an ``InfrastructureError`` is retried up to ``max_attempts``; a
 database outage is waited out, not counted as an attempt (``grade_until_recorded``); any other
@@ -29,6 +33,8 @@ import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Connection
 
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, InfrastructureError, LostClaim
@@ -55,6 +61,7 @@ class Run:
     submission: Submission
     notebook_name: str
     data: bytes
+    connection: Connection | None = None  # the job's one transaction, on PostgreSQL (``execution.grading``)
     execution: Execution | None = None
     grade: Grade | None = None
     recorded: Recorded | None = None
@@ -81,14 +88,15 @@ def _score(run: Run) -> None:
 def _gradebook(run: Run) -> None:
     assert run.execution is not None and run.grade is not None
     p = run.pipeline
-    if not p.store.holds(run.job):
+    # in one transaction, a lost claim rolls these rows back with the rest (``finish_job`` finds it lost)
+    if run.connection is None and not p.store.holds(run.job):
         raise LostClaim(f"job {run.job.id} was taken over by another worker while it was graded here")
     gradebook.record(p.store, p.config, run.submission, run.notebook_name, run.grade, run.execution.completed)
 
 
 def _record(run: Run) -> None:
     assert run.grade is not None
-    run.pipeline.store.finish_job(run.job, run.grade)
+    run.pipeline.store.finish_job(run.job, run.grade, run.connection)
     run.recorded = Recorded(run.submission, run.grade)
 
 
@@ -164,9 +172,11 @@ class Pipeline:
                 assignment_cells(config.db_url, submission.assignment).notebook,
                 store.notebook(submission),
             )
-            with execution.student_lock(store, submission.student, submission.assignment):
+            with execution.grading(store, config.db_url, submission.student, submission.assignment) as run.connection:
                 for stage in STAGES:
                     stage.run(run)
+            if run.connection is not None:  # committed: the grade is there to be read
+                store.finished.notify(submission.id)
         except PASS_THROUGH:
             raise
         except Exception as error:

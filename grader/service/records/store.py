@@ -229,26 +229,17 @@ class Store:
         with self.engine.connect() as conn:
             return conn.execute(sa.select(jobs.c.id).where(*_held(job))).first() is not None
 
-    def finish_job(self, job: Job, grade: Grade) -> None:
-        """Record the grade, if this claim still holds the job (else ``LostClaim``: the holder records it)."""
-        results = json.dumps([t.__dict__ for t in grade.tests])
-        with self.transaction() as conn:
-            done = conn.execute(jobs.update().where(*_held(job)).values(status="graded", finished_at=now()))
-            if done.rowcount == 0:
-                raise LostClaim(f"job {job.id} was taken over by another worker: its grade is theirs to record")
-            conn.execute(
-                submissions.update()
-                .where(submissions.c.id == job.submission_id)
-                .values(
-                    status="graded",
-                    reason=grade.problem,
-                    score=grade.score,
-                    max_score=grade.max_score,
-                    late_penalty=grade.late_penalty,
-                    results=results,
-                    graded_at=now(),
-                )
-            )
+    def finish_job(self, job: Job, grade: Grade, conn: Connection | None = None) -> None:
+        """Record the grade, if this claim still holds the job (else ``LostClaim``: the holder records it).
+
+        In ``conn``'s transaction when given (the caller commits it, then calls ``finished.notify``);
+        else in a transaction of its own.
+        """
+        if conn is not None:
+            _finish(conn, job, grade)
+            return
+        with self.transaction() as own:
+            _finish(own, job, grade)
         self.finished.notify(job.submission_id)
 
     def fail_job(self, job: Job, reason: str, retry: bool) -> None:
@@ -376,6 +367,25 @@ def _token_info(row: Any, at: dt.datetime) -> TokenInfo:
         created_at=row.created_at,
         expires_at=row.expires_at,
         state=_state(row.revoked_at, row.expires_at, at),
+    )
+
+
+def _finish(conn: Connection, job: Job, grade: Grade) -> None:
+    done = conn.execute(jobs.update().where(*_held(job)).values(status="graded", finished_at=now()))
+    if done.rowcount == 0:
+        raise LostClaim(f"job {job.id} was taken over by another worker: its grade is theirs to record")
+    conn.execute(
+        submissions.update()
+        .where(submissions.c.id == job.submission_id)
+        .values(
+            status="graded",
+            reason=grade.problem,
+            score=grade.score,
+            max_score=grade.max_score,
+            late_penalty=grade.late_penalty,
+            results=json.dumps([t.__dict__ for t in grade.tests]),
+            graded_at=now(),
+        )
     )
 
 

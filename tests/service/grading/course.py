@@ -23,10 +23,11 @@ class Graded:
 
 
 @contextmanager
-def started(base: Path, assignment: str) -> Iterator[Graded]:
+def started(base: Path, *assignments: str, db_url: str | None = None) -> Iterator[Graded]:
+    """``assignments`` released into a gradebook at ``db_url`` (the course's SQLite file by default)."""
     root = course.copy_course(base / "course")
-    course.generate_releases(root, names=[assignment])
-    config = service_config.load(root)
+    course.generate_releases(root, names=assignments, db_url=db_url)
+    config = service_config.load(root, db_url=db_url)
     store = Store(config.db_url, create=True)
     with config.engine() as engine:
         yield Graded(root, config, store, engine)

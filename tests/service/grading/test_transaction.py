@@ -1,0 +1,141 @@
+"""On PostgreSQL a job's grade is written in one transaction (issue 30): nbgrader's rows and the
+service's, committed once, or not at all when the claim was lost.
+
+In process, with the real engine (a warm zygote), a real nbgrader gradebook in a database of its
+own on the machine's PostgreSQL, and the service's tables beside it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from grader.service.grading import execution, intake
+from grader.service.grading.pipeline import Pipeline
+from grader.service.queue import leases
+from grader.service.records.tables import jobs
+
+from ..conftest import fixture_bytes, fresh_database
+from .course import Graded, started
+
+A = "ps2_autograd"
+LEASE = 30.0
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graded]:
+    with fresh_database("grader_txn") as url, started(tmp_path_factory.mktemp("txn"), A, db_url=url) as graded:
+        yield graded
+        graded.store.engine.dispose()
+
+
+def _submit(course: Graded, student: str, fixture: str = "correct") -> int:
+    return intake.accept(course.store, course.config, student, A, fixture_bytes(A, fixture)).id
+
+
+def _gradebook_submissions(course: Graded, student: str) -> int:
+    with course.store.engine.connect() as conn:
+        return int(
+            conn.execute(
+                sa.text("SELECT count(*) FROM submitted_assignment WHERE student_id = :s"), {"s": student}
+            ).scalar_one()
+        )
+
+
+class _Commits:
+    """Every commit on any SQLAlchemy engine in this process, while counting."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _Commits:
+        sa.event.listen(sa.engine.Engine, "commit", self._seen)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sa.event.remove(sa.engine.Engine, "commit", self._seen)
+
+    def _seen(self, conn: Any) -> None:
+        self.count += 1
+
+
+def test_a_jobs_grade_and_nbgraders_rows_are_committed_once(postgres: Graded) -> None:
+    ident = _submit(postgres, "txn-ann")
+    job = leases.claim(postgres.store, None, "w:1", LEASE, postgres.config.max_attempts)
+    assert job is not None and job.submission_id == ident
+    with _Commits() as commits:
+        Pipeline(postgres.store, postgres.config, postgres.engine).grade_job(job)
+    submission = postgres.store.submission(ident)
+    assert submission is not None and submission.status == "graded"
+    assert submission.score == submission.max_score and submission.max_score
+    assert _gradebook_submissions(postgres, "txn-ann") == 1  # nbgrader wrote its rows, in the same commit
+    assert commits.count == 1
+
+
+def test_a_lost_claim_leaves_no_row_of_its_grade_and_the_holder_records_it(postgres: Graded) -> None:
+    ident = _submit(postgres, "txn-bob")
+    store, config = postgres.store, postgres.config
+    dead = leases.claim(store, None, "w:dead", LEASE, config.max_attempts)
+    assert dead is not None and dead.submission_id == ident
+    silent = leases.now() - dt.timedelta(seconds=LEASE + 1)
+    with store.transaction() as conn:  # the first worker went silent: its lease ran out, another took the job
+        conn.execute(jobs.update().where(jobs.c.id == dead.id).values(heartbeat_at=silent))
+    alive = leases.claim(store, dead.id, "w:alive", LEASE, config.max_attempts)
+    assert alive is not None
+
+    Pipeline(store, config, postgres.engine).grade_job(dead)  # the silent worker wakes up and finishes grading
+    assert _gradebook_submissions(postgres, "txn-bob") == 0  # nbgrader's rows went back with the refused grade
+    assert store.submission(ident).status != "graded"  # type: ignore[union-attr]
+
+    Pipeline(store, config, postgres.engine).grade_job(alive)
+    assert store.submission(ident).status == "graded"  # type: ignore[union-attr]
+    assert _gradebook_submissions(postgres, "txn-bob") == 1
+
+
+def test_a_new_students_first_jobs_on_two_assignments_do_not_collide_on_the_student_row(postgres: Graded) -> None:
+    """Both jobs insert the student's gradebook row; the second waits for the first's commit, then finds it."""
+    from nbgrader.api import Gradebook
+
+    store, url = postgres.store, postgres.config.db_url
+    inserted, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        with execution.grading(store, url, "txn-new", "first"), Gradebook(url) as gradebook:
+            gradebook.update_or_create_student("txn-new")
+            inserted.set()
+            release.wait(30)
+
+    def second() -> None:
+        try:
+            with execution.grading(store, url, "txn-new", "second"), Gradebook(url) as gradebook:
+                gradebook.update_or_create_student("txn-new")
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert inserted.wait(30)
+    threads[1].start()
+    deadline = time.monotonic() + 30
+    while not _waiting_on_a_lock(postgres) and time.monotonic() < deadline:  # the second job waits on the row
+        time.sleep(0.05)
+    assert _waiting_on_a_lock(postgres)
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    with Gradebook(url) as gradebook:
+        assert gradebook.find_student("txn-new").id == "txn-new"
+
+
+def _waiting_on_a_lock(course: Graded) -> bool:
+    with course.store.engine.connect() as conn:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        return bool(conn.execute(sa.text(query)).scalar_one())
