@@ -28,6 +28,15 @@ START_TIMEOUT_S = 180.0
 # instead of a whole core until its timeout; no kernel is ever starved.
 LONG_CELL_S = 1.0
 LONG_CELL_NICE = 10
+# Yielding must not cost the cell its limit. A cell's time limit counts the time its kernel ran or waited
+# for something of its own (sleep, I/O), not the time it was ready to run while the scheduler gave the
+# CPU to other kernels: the run-queue wait of the kernel's main thread (/proc/PID/schedstat, second field,
+# in ns) is taken off the clock. On an idle machine nothing is held back and the limit is nbclient's wall
+# clock; on one oversubscribed at a deadline, a cell needing 2 s of CPU no longer times out at 10 s because
+# it got a tenth of a core. A cell still ends by a wall-clock bound: the whole notebook's limit where there
+# is one (it bounds a job's time, and the broker's redelivery timeout counts on it), else WALL_CAP times
+# the cell's own limit.
+WALL_CAP = 10
 # While a cell runs, its kernel's resident memory is read this often; past ``Kernel.resident_limit`` the
 # kernel is stopped. The address-space limit (setrlimit) stops one huge allocation at once, but not a
 # loop of small ones that really fills memory: a few such kernels at once would exhaust the machine.
@@ -56,6 +65,7 @@ class CellRun:
     finished: float = field(default_factory=time.time)
     tampered: tuple[str, ...] = ()  # for a test cell: what student code had changed of what tests rely on
     over_memory: bool = False  # died because its resident memory passed the limit
+    wall_limited: bool = False  # timed out at the wall-clock bound rather than at the cell's own limit
 
 
 _running: dict[str, Zygote] = {}
@@ -266,48 +276,79 @@ class Kernel:
             raise protocol.ProtocolError("a reply out of sequence")
         return reply
 
-    def execute(self, code: str, timeout: float | None, interrupt_grace: float, test: bool = False) -> CellRun:
+    def execute(
+        self,
+        code: str,
+        timeout: float | None,
+        interrupt_grace: float,
+        test: bool = False,
+        wall_limit: float | None = None,
+    ) -> CellRun:
         """Run one cell; on timeout interrupt it (as nbclient does), then kill the kernel if it will not stop.
 
-        A ``test`` cell (an nbgrader test cell) runs guarded: see ``grader.engine.guard``.
+        ``timeout`` counts the cell's own time (see ``WALL_CAP``); ``wall_limit`` bounds its wall-clock
+        time (``WALL_CAP * timeout`` when not given). A ``test`` cell (an nbgrader test cell) runs
+        guarded: see ``grader.engine.guard``.
         """
+        if wall_limit is None and timeout is not None:
+            wall_limit = WALL_CAP * timeout
         started = time.time()
         self._next_id += 1
         expected = self._next_id
         try:
             protocol.send(self.sock, {"op": "execute", "id": expected, "code": code, "test": test})
-            if self._wait(timeout):
+            ended = self._wait(timeout, wall_limit)
+            if ended is None:
                 return self._cell_run(self._reply(expected), started)
             if self.over_memory:
                 self.kill()
                 return CellRun([], None, died=True, started=started, over_memory=True)
             self.interrupt()
             if self._readable(interrupt_grace):
-                return self._cell_run(self._reply(expected), started, timed_out=True)
+                return self._cell_run(self._reply(expected), started, timed_out=True, wall_limited=ended == "wall")
         except (protocol.ProtocolError, OSError):
             pass
         else:
             self.kill()
-            return CellRun([], None, timed_out=True, died=True, started=started)
+            return CellRun([], None, timed_out=True, died=True, started=started, wall_limited=ended == "wall")
         self.kill()
         return CellRun([], None, died=True, started=started)
 
-    def _wait(self, timeout: float | None) -> bool:
-        """Wait up to ``timeout`` for the reply, deprioritising the kernel once the cell runs long and
-        stopping the wait (``over_memory``) if its resident memory passes the limit."""
+    def _wait(self, timeout: float | None, wall_limit: float | None) -> str | None:
+        """Wait for the reply: None when it came, else which limit ended the wait ("cell", "wall" or
+        "memory"). The kernel is deprioritised once the cell runs long, and the wait stops
+        (``over_memory``) if its resident memory passes the limit."""
         started = time.monotonic()
+        held_at_start = self.held_back_s()
         while True:
             waited = time.monotonic() - started
-            remaining = None if timeout is None else timeout - waited
-            if remaining is not None and remaining <= 0:
-                return False
-            if self._readable(WATCH_S if remaining is None else min(WATCH_S, remaining)):
-                return True
+            if wall_limit is not None and waited >= wall_limit:
+                return "wall"
+            own = waited - (self.held_back_s() - held_at_start) if timeout is not None else 0.0
+            if timeout is not None and own >= timeout:
+                return "cell"
+            # the cell's own time advances no faster than the wall clock: waiting what is left of it is never late
+            wait = WATCH_S
+            if timeout is not None:
+                wait = min(wait, timeout - own)
+            if wall_limit is not None:
+                wait = min(wait, wall_limit - waited)
+            if self._readable(wait):
+                return None
             if not self.deprioritised and waited + WATCH_S >= LONG_CELL_S:
                 self.deprioritise()
             if self.resident_limit and self.resident_bytes() > self.resident_limit:
                 self.over_memory = True
-                return False
+                return "memory"
+
+    def held_back_s(self) -> float:
+        """Seconds the kernel's main thread has spent ready to run but waiting for a CPU; 0.0 where the
+        machine does not say (the cell's limit is then plain wall clock, as nbclient's)."""
+        try:
+            with open(f"/proc/{self.pid}/schedstat") as schedstat:
+                return int(schedstat.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return 0.0
 
     def resident_bytes(self) -> int:
         try:
@@ -331,7 +372,9 @@ class Kernel:
             pass
 
     @staticmethod
-    def _cell_run(reply: dict[str, Any], started: float, timed_out: bool = False) -> CellRun:
+    def _cell_run(
+        reply: dict[str, Any], started: float, timed_out: bool = False, wall_limited: bool = False
+    ) -> CellRun:
         outputs = reply.get("outputs")
         if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
             raise protocol.ProtocolError("outputs must be a list of objects")
@@ -340,7 +383,14 @@ class Kernel:
         count = reply.get("execution_count")
         tampered = tuple(str(t) for t in reply.get("tampered") or [])
         return CellRun(
-            outputs, count if isinstance(count, int) else None, raised, timed_out, False, started, tampered=tampered
+            outputs,
+            count if isinstance(count, int) else None,
+            raised,
+            timed_out,
+            False,
+            started,
+            tampered=tampered,
+            wall_limited=wall_limited,
         )
 
     def interrupt(self) -> None:

@@ -155,13 +155,11 @@ class ForkExecute(Execute):  # type: ignore[misc]
             if stopped is not None:
                 cell.outputs = [_error(NOT_RUN, stopped)]
                 continue
-            timeout = self._get_timeout(cell)
-            remaining = self._remaining(started)
-            limited_by_notebook = remaining is not None and (timeout is None or remaining < timeout)
-            if limited_by_notebook:
-                timeout = remaining
+            timeout = self._get_timeout(cell)  # the cell's own time (grader.engine.kernel.WALL_CAP)
+            remaining = self._remaining(started)  # the notebook's wall clock
             test = utils.is_grade(cell)
-            run = kernel.execute(cell.source, timeout, float(self.iopub_timeout), test=test)
+            run = kernel.execute(cell.source, timeout, float(self.iopub_timeout), test=test, wall_limit=remaining)
+            limited_by_notebook = run.timed_out and run.wall_limited and remaining is not None
             cell.execution_count = executed
             if self.record_timing:
                 cell.metadata["execution"] = {
@@ -173,7 +171,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             cell.outputs = [_node(o) for o in run.outputs]
             if run.tampered:
                 cell.outputs.insert(0, _node(tampering_output(list(run.tampered))))
-            if run.timed_out and limited_by_notebook:
+            if limited_by_notebook:
                 stopped = self._past_notebook_limit()
                 cell.outputs.append(
                     _error(

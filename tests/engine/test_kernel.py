@@ -59,9 +59,10 @@ def test_the_kernel_runs_in_a_private_directory_with_a_clean_environment(session
 
 def test_a_cell_past_its_timeout_is_interrupted_and_the_kernel_lives_on(session: Session) -> None:
     session.run("x = 1")
-    started = time.monotonic()
+    started, held = time.monotonic(), session.kernel.held_back_s()
     run = session.run("while True:\n    pass", timeout=1)
-    assert time.monotonic() - started < 4
+    # its own time, not what other processes on a busy machine took of the CPU (test_held_back.py)
+    assert time.monotonic() - started - (session.kernel.held_back_s() - held) < 4
     assert run.timed_out and not run.died
     assert run.error is not None and run.error[0] == "KeyboardInterrupt"
     assert _stdout(session.run("print(x)")) == "1\n"

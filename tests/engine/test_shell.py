@@ -70,6 +70,8 @@ def test_magics_work(session: Session) -> None:
 
 def test_a_flood_of_output_is_truncated_not_fatal(session: Session) -> None:
     run = session.run("for _ in range(50_000):\n    print('x' * 100)")
-    text = run.outputs[0]["text"]
+    # flushed every 0.2 s as ipykernel does: on a slow machine the flood arrives as several stream outputs
+    assert {(o["output_type"], o["name"]) for o in run.outputs} == {("stream", "stdout")}
+    text = "".join(o["text"] for o in run.outputs)
     assert run.error is None and len(text) < 2_100_000
     assert text.endswith("[output truncated by the grader: too much output]\n")

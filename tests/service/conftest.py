@@ -97,8 +97,10 @@ def launch(command: list[str], root: Path, log: Path) -> subprocess.Popen[bytes]
 
 
 def wait_ready(process: subprocess.Popen[bytes], ready: Callable[[], bool], log: Path, what: str) -> None:
-    """Until ``ready()``; a process that exits first, or is not ready in 2 minutes, fails with its log."""
-    deadline = time.monotonic() + 120
+    """Until ``ready()``; a process that exits first, or is not ready in 5 minutes, fails with its log.
+
+    A first start registers the course's assignments with nbgrader (some 30 s on a busy two-core machine)."""
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if ready():
             return
