@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from ..config import ServiceConfig
+from ..records import students
 from ..records.store import Store
 
 COLUMNS = ("id", "first_name", "last_name", "email")
@@ -42,6 +43,7 @@ def import_roster(config: ServiceConfig, path: Path) -> list[tuple[str, str]]:
     from nbgrader.api import Gradebook
 
     rows = read(path)
+    students.add(config.db_url, [row["id"] for row in rows])
     with Gradebook(config.db_url) as gradebook:
         for row in rows:
             gradebook.update_or_create_student(

@@ -29,6 +29,7 @@ from ...engine.autograde import Status, Stop
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, InfrastructureError
 from ..config import ServiceConfig
+from ..records import students
 from ..records.models import Execution, Submission
 from ..records.store import Store
 
@@ -55,7 +56,7 @@ def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> 
     whose one writer would wait for the whole notebook, it yields ``None`` and every step commits its
     own rows, as stock nbgrader does.
 
-    The student's gradebook row is inserted first if it is missing (``_ensure_student``): it is the one
+    The student's gradebook row is inserted first if it is missing (``records.students``): it is the one
     row two jobs of one student on two assignments share, which the advisory lock does not order.
     """
     with _locks_guard:
@@ -70,23 +71,9 @@ def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> 
             if sa.make_url(gradebook_url) != conn.engine.url:
                 yield conn
                 return
-            _ensure_student(conn, student)
+            students.insert(conn, [student])
             with inprocess.bound(conn):
                 yield conn
-
-
-def _ensure_student(conn: Connection, student: str) -> None:
-    """Insert nbgrader's ``student`` row unless it is there (or being inserted: then wait for it).
-
-    Without it, a new student's first jobs on two assignments would both find no row and insert it;
-    the second insert waits for the first job's transaction, then fails on the unique key, and
-    nbgrader gives up on the notebook.  ``ON CONFLICT DO NOTHING`` waits the same, then does nothing,
-    and nbgrader's own lookup that follows finds the row.
-    """
-    from nbgrader.api import Student
-    from sqlalchemy.dialects.postgresql import insert
-
-    conn.execute(insert(Student.__table__).values(id=student).on_conflict_do_nothing())
 
 
 def _int32(text: str) -> int:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ...errors import LmsError, NotFound
+from ..records import students as gradebook_students
 from ..records.tables import lti_contexts
 from . import members, services
 from .launch import role_for
@@ -206,6 +207,7 @@ def _into_gradebook(db_url: str, students: list[tuple[str, Member]]) -> None:
     """Every active student in nbgrader's gradebook (added, or their names and email brought up to date)."""
     from nbgrader.api import Gradebook
 
+    gradebook_students.add(db_url, [user_id for user_id, _ in students])
     with Gradebook(db_url) as gradebook:
         for user_id, member in students:
             gradebook.update_or_create_student(

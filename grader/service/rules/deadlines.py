@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from ... import late_policy
 from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from ..config import ServiceConfig
+from ..records import students
 from ..records.store import Store
 
 # nbgrader's own ``assignment`` and ``submitted_assignment`` tables, read directly: a Gradebook per status
@@ -96,6 +97,7 @@ def deadline(config: ServiceConfig, assignment: str, student: str) -> Deadline:
 def grant_extension(config: ServiceConfig, assignment: str, student: str, hours: float) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
+    students.add(config.db_url, [student])
     with Gradebook(config.db_url) as gradebook:
         gradebook.update_or_create_student(student)
         try:

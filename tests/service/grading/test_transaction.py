@@ -11,15 +11,18 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
+from grader.service.dashboard import roster as roster_import
 from grader.service.grading import execution, intake
 from grader.service.grading.pipeline import Pipeline
 from grader.service.queue import leases
 from grader.service.records.tables import jobs
+from grader.service.rules import deadlines
 
 from ..conftest import fixture_bytes, fresh_database
 from .course import Graded, started
@@ -133,6 +136,56 @@ def test_a_new_students_first_jobs_on_two_assignments_do_not_collide_on_the_stud
     assert errors == []
     with Gradebook(url) as gradebook:
         assert gradebook.find_student("txn-new").id == "txn-new"
+
+
+@pytest.mark.parametrize("door", ["extension", "roster-import"])
+def test_an_admin_adding_a_student_during_their_first_job_waits_for_it_then_succeeds(
+    postgres: Graded, door: str, tmp_path: Path
+) -> None:
+    """The job holds the new student's row uncommitted; the admin's door waits for the job, then finds the row.
+
+    Without ``records.students.add`` nbgrader's insert fails on the unique key once the job commits."""
+    from nbgrader.api import Gradebook
+
+    store, config = postgres.store, postgres.config
+    student = f"txn-{door}"
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,first_name,last_name,email\n{student},Ada,Lovelace,ada@example.org\n")
+    inserted, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def job() -> None:
+        with execution.grading(store, config.db_url, student, A), Gradebook(config.db_url) as gradebook:
+            gradebook.update_or_create_student(student)
+            inserted.set()
+            release.wait(30)
+
+    def admin() -> None:
+        try:
+            if door == "extension":
+                deadlines.grant_extension(config, A, student, hours=24)
+            else:
+                roster_import.import_roster(config, roster)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=job), threading.Thread(target=admin)]
+    threads[0].start()
+    assert inserted.wait(30)
+    threads[1].start()
+    deadline = time.monotonic() + 30
+    while not _waiting_on_a_lock(postgres) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _waiting_on_a_lock(postgres)
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    with Gradebook(config.db_url) as gradebook:
+        found = gradebook.find_student(student)
+        assert found.id == student
+        if door == "roster-import":
+            assert (found.first_name, found.email) == ("Ada", "ada@example.org")
 
 
 def _waiting_on_a_lock(course: Graded) -> bool:
