@@ -24,18 +24,18 @@ from .zygote import die_with_parent
 START_TIMEOUT_S = 180.0
 # A cell still running after this long yields the CPU to short ones: its kernel's process group and
 # scheduler autogroup are reniced (weight 110 against 1024: about a tenth of a core's share when all
-# cores are busy, and all of an idle one). A never-ending loop then costs the submissions graded beside it little
-# instead of a whole core until its timeout; no kernel is ever starved.
+# cores are busy, and all of an idle one). A never-ending loop then slows the submissions graded beside
+# it little: it takes a tenth of a core instead of a whole one.
 LONG_CELL_S = 1.0
 LONG_CELL_NICE = 10
-# Yielding must not cost the cell its limit. A cell's time limit counts the time its kernel ran or waited
-# for something of its own (sleep, I/O), not the time it was ready to run while the scheduler gave the
-# CPU to other kernels: the run-queue wait of the kernel's main thread (/proc/PID/schedstat, second field,
-# in ns) is taken off the clock. On an idle machine nothing is held back and the limit is nbclient's wall
-# clock; on one oversubscribed at a deadline, a cell needing 2 s of CPU no longer times out at 10 s because
-# it got a tenth of a core. A cell still ends by a wall-clock bound: the whole notebook's limit where there
-# is one (it bounds a job's time, and the broker's redelivery timeout counts on it), else WALL_CAP times
-# the cell's own limit.
+# Yielding must not cost the cell its limit. A cell's time limit counts the time its kernel ran or
+# waited for something of its own (sleep, I/O), not the time it was ready to run while the scheduler
+# gave the CPU to others: the run-queue wait of the kernel's main thread (/proc/PID/schedstat, second
+# field, in ns) from the cell's first WATCH_S on is taken off the clock (most cells end sooner). On an
+# idle machine nothing is held back and the limit is nbclient's wall clock; on one oversubscribed at a
+# deadline, a cell needing 2 s of CPU no longer times out at 10 s because it got a tenth of a core. A
+# cell still ends by a wall-clock bound: the whole notebook's limit where there is one (it bounds a
+# job's time, and the broker's redelivery timeout counts on it), else WALL_CAP times its own limit.
 WALL_CAP = 10
 # While a cell runs, its kernel's resident memory is read this often; past ``Kernel.resident_limit`` the
 # kernel is stopped. The address-space limit (setrlimit) stops one huge allocation at once, but not a
@@ -319,12 +319,12 @@ class Kernel:
         "memory"). The kernel is deprioritised once the cell runs long, and the wait stops
         (``over_memory``) if its resident memory passes the limit."""
         started = time.monotonic()
-        held_at_start = self.held_back_s()
+        held_since: float | None = None  # read once the cell outlasts its first wait: short cells never pay
         while True:
             waited = time.monotonic() - started
             if wall_limit is not None and waited >= wall_limit:
                 return "wall"
-            own = waited - (self.held_back_s() - held_at_start) if timeout is not None else 0.0
+            own = waited if held_since is None else waited - (self.held_back_s() - held_since)
             if timeout is not None and own >= timeout:
                 return "cell"
             # the cell's own time advances no faster than the wall clock: waiting what is left of it is never late
@@ -335,6 +335,8 @@ class Kernel:
                 wait = min(wait, wall_limit - waited)
             if self._readable(wait):
                 return None
+            if held_since is None:
+                held_since = self.held_back_s()
             if not self.deprioritised and waited + WATCH_S >= LONG_CELL_S:
                 self.deprioritise()
             if self.resident_limit and self.resident_bytes() > self.resident_limit:

@@ -27,12 +27,14 @@ GRACE = 4.0
 
 @pytest.fixture
 def crowded(session: Session) -> Iterator[Session]:
-    """``session``'s kernel on one CPU shared with two never-ending loops."""
+    """``session``'s kernel on one CPU shared with two never-ending loops: a third of it, and after
+    ``LONG_CELL_S`` (reniced) about a twentieth."""
     cpu = min(os.sched_getaffinity(0))
     competitors = [
         subprocess.Popen(
             [sys.executable, "-c", "while True:\n    pass"],
             preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+            start_new_session=True,  # a scheduler autogroup each, where the machine's kernel has them
         )
         for _ in range(2)
     ]
