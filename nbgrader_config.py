@@ -38,8 +38,8 @@ c.OverwriteCells.add_missing_cells = True
 # A correct solution must never lose points to a warning.  nbgrader scores any stderr output of a
 # test cell as a failure; torch warns on stderr in legitimate code (float() of a tensor that
 # requires grad, for one).  Python warnings have the shape "FILE:LINE: SomethingWarning: text".
-# Log records go to stdout, not stderr, in every grading kernel (grader.kernel_logging).
-from grader.kernel_logging import WARNING_LINE  # noqa: E402
+# Log records go to stdout, not stderr, in every grading kernel (grader.plugins.kernel_logging).
+from grader.plugins.kernel_logging import WARNING_LINE  # noqa: E402
 
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = WARNING_LINE
@@ -47,10 +47,10 @@ c.IgnorePattern.pattern = WARNING_LINE
 # runs, no relative path reaches source/, the gradebook or other students' work, and no secret in
 # the grader's environment is visible.  Truncating output never changes a verdict: LimitOutput drops
 # stream output past its line limit, so a test cell's stdout flood is cut first where it would hide
-# the stderr that costs the test its points (grader.output_limit).  Otherwise nbgrader's own pipeline.
+# the stderr that costs the test its points (grader.plugins.output_limit).  Otherwise nbgrader's own pipeline.
 c.Autograde.autograde_preprocessors = [
-    "grader.isolation.PrivateExecute",
-    "grader.output_limit.KeepStderr",
+    "grader.plugins.isolation.PrivateExecute",
+    "grader.plugins.output_limit.KeepStderr",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -58,7 +58,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# Before anything else, a submission's cells are matched to the release's (grader.mending): a cell
+# Before anything else, a submission's cells are matched to the release's (grader.plugins.mending): a cell
 # split in two, retyped, moved, stripped of its nbgrader metadata or ids, or from an older release
 # is still graded, missing cells are put back, and the student is told which cell and what was done.
 # Per-student variants (grader.variants): a student whose variant cell does not hold their own values is
@@ -66,14 +66,14 @@ c.Autograde.autograde_preprocessors = [
 # Test cells always run: a student's `skip-execution` tag on a test cell would otherwise make
 # nbclient skip it, and nbgrader give full points to a test cell without an error.
 c.Autograde.sanitize_preprocessors = [
-    "grader.mending.MendCells",
+    "grader.plugins.mending.MendCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "grader.variants.preprocessors.NoteVariantEdits",
     "nbgrader.preprocessors.OverwriteCells",
     "grader.variants.preprocessors.ApplyVariant",
-    "grader.integrity.RunEveryTestCell",
+    "grader.plugins.integrity.RunEveryTestCell",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.LimitOutput.max_lines = 1000
@@ -87,12 +87,12 @@ c.LimitOutput.max_traceback = 100
 
 # --- feedback (nbgrader generate_feedback) ------------------------------------------------
 # The HTML a TA hands out shows what the service's feedback shows: hidden test source is cut out and
-# tracebacks (which quote it) become the error's one line (grader.redaction), and active HTML in
+# tracebacks (which quote it) become the error's one line (grader.plugins.redaction), and active HTML in
 # student outputs and markdown (scripts, on*= handlers, javascript: links, iframes) is made inert.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "grader.redaction.HideHiddenTests",
+    "grader.plugins.redaction.HideHiddenTests",
 ]
 c.HideHiddenTests.enforce_metadata = False  # a student's stray delimiter must not stop a TA's feedback run
 c.HTMLExporter.sanitize_html = True
@@ -120,12 +120,12 @@ c.ExchangeFactory.collect = "grader.exchange.GraderCollect"
 
 # --- late policy -----------------------------------------------------------------
 # 10% of the score per started day late, after 15 minutes of grace; nothing after 10 days.
-c.AssignLatePenalties.plugin_class = "grader.late_policy.PercentPerDay"
+c.AssignLatePenalties.plugin_class = "grader.plugins.late_policy.PercentPerDay"
 c.PercentPerDay.percent_per_day = 10.0
 c.PercentPerDay.grace_minutes = 15.0
 c.PercentPerDay.unit = "day"            # or "hour"
 c.PercentPerDay.max_percent = 100.0     # cap; nbgrader's own "none"/"zero": c.LateSubmissionPlugin.penalty_method
-# Set from the dashboard (Settings page; grader.late_policy.save): late_policy.json in the course root
+# Set from the dashboard (Settings page; grader.plugins.late_policy.save): late_policy.json in the course root
 # overrides the four values above, for the service and for stock `nbgrader autograde` alike.
 _late_policy = os.path.join(ROOT, "late_policy.json")
 if os.path.exists(_late_policy):

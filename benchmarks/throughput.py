@@ -247,7 +247,7 @@ def _limit_child(root: Path, assignment: str, jobs: int, cell_timeout: int) -> d
 
     from grader.engine import kernel as kernels
     from grader.engine.engine import Engine
-    from grader.isolation import kernel_environment
+    from grader.plugins.isolation import kernel_environment
 
     notebooks = []
     for path in sorted((root / "autograded").glob(f"*/{assignment}/{assignment}.ipynb")):

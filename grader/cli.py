@@ -150,7 +150,7 @@ def _expiry(text: str) -> dt.datetime:
 def _submit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from . import client
+    from .student import client
 
     try:
         body = client.submit(Path(args.path), args.assignment, client.connection(), confirm_late=args.confirm_late)
@@ -173,7 +173,7 @@ def _extension(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from . import check
+    from .student import check
 
     path = Path(args.path)
     if not path.exists():

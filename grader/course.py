@@ -19,7 +19,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COURSE_FILES = ("nbgrader_config.py", "source", "release")
-# the late policy set from the dashboard (grader.late_policy); the course secret that draws per-student variant
+# the late policy set from the dashboard (grader.plugins.late_policy); the course secret that draws per-student variant
 # values (grader.variants), so that a scratch copy draws each student's values as the course does
 OPTIONAL_COURSE_FILES = ("late_policy.json", "variant_secret.txt")
 

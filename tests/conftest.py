@@ -40,7 +40,7 @@ GRADED_FILES = frozenset(
         "tests/service/web/test_api.py",
         "tests/service/web/test_exchange.py",
         "tests/service/web/test_hardening.py",
-        "tests/test_mending.py",
+        "tests/plugins/test_mending.py",
     }
 )
 # The files that use the session's `dashboard` service: one unit, so its tests run in one process in file order,

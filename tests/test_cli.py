@@ -10,8 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import check, course
+from grader import course
 from grader.service.records.store import Store
+from grader.student import check
 
 GRADER = str(Path(sys.executable).parent / "grader")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "submissions"

@@ -28,7 +28,7 @@ def test_deliberate_grading_choices(config) -> None:  # type: ignore[no-untyped-
     assert config.IgnorePattern.enabled is True
     assert config.GenerateAssignment.force is True
     assert config.Execute.timeout == 30
-    assert config.AssignLatePenalties.plugin_class == "grader.late_policy.PercentPerDay"
+    assert config.AssignLatePenalties.plugin_class == "grader.plugins.late_policy.PercentPerDay"
 
 
 def test_ignore_pattern_strips_python_warnings_and_nothing_else(config) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +87,7 @@ def test_the_exchange_and_the_zygote_serve_the_configured_release_directory(tmp_
 
 
 def test_the_late_policy_file_overrides_the_config_for_stock_nbgrader_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from grader import late_policy
+    from grader.plugins import late_policy
 
     root = course.copy_course(tmp_path / "course")
     assert late_policy.current(root)["percent_per_day"] == 10.0

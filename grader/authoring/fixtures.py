@@ -52,7 +52,7 @@ class Fixture:
     edits: tuple[Edit, ...] = ()
     """Structural changes applied after the solutions are filled in."""
     notes: tuple[str, ...] = ()
-    """Texts the grader's notes on a mangled notebook must contain (``grader.mending``); none: no notes."""
+    """Texts the grader's notes on a mangled notebook must contain (``grader.plugins.mending``); none: no notes."""
     notebook: Path | None = None
     """A fixture notebook's file: the submission as it is (``solutions`` and ``edits`` are then empty)."""
 

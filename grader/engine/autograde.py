@@ -27,8 +27,9 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import course, notebook_errors, output_limit
+from .. import course, notebook_errors
 from ..errors import ConfigurationError
+from ..plugins import names, output_limit
 from . import bulk, early, inprocess, rows
 from .kernel import Zygote
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
@@ -37,7 +38,7 @@ EXECUTE_STEPS = (
     "Execute",
     "nbgrader.preprocessors.Execute",
     "nbgrader.preprocessors.execute.Execute",
-    "grader.isolation.PrivateExecute",
+    "grader.plugins.isolation.PrivateExecute",
 )
 FORK_EXECUTE = "grader.engine.preprocessor.ForkExecute"
 CHECK_METADATA = (
@@ -92,7 +93,7 @@ def load_config(
     resident_limit_bytes: int = 0,
 ) -> Config:
     """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``, followed by
-    ``grader.output_limit.KeepStderr`` (truncating output never changes a verdict)."""
+    ``grader.plugins.output_limit.KeepStderr`` (truncating output never changes a verdict)."""
     inprocess.apply()
     previous = os.environ.get("GRADER_COURSE_ROOT")
     os.environ["GRADER_COURSE_ROOT"] = str(root)
@@ -103,13 +104,14 @@ def load_config(
             os.environ.pop("GRADER_COURSE_ROOT", None)
         else:
             os.environ["GRADER_COURSE_ROOT"] = previous
+    names.check(config)  # a plug-in that does not import fails the start, not each grading
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = course.gradebook_url(root, db_url)
     steps = _steps(config, "autograde_preprocessors")
     if not any(s in EXECUTE_STEPS or s.endswith(".Execute") for s in steps):
         raise ConfigurationError(
             "nbgrader_config.py: Autograde.autograde_preprocessors has no Execute step for the engine to replace; "
-            "keep nbgrader's Execute (or grader.isolation.PrivateExecute) in the list"
+            "keep nbgrader's Execute (or grader.plugins.isolation.PrivateExecute) in the list"
         )
     sanitize = _steps(config, "sanitize_preprocessors")
     config.Autograde.sanitize_preprocessors = [bulk.REPLACES.get(s, s) for s in sanitize]

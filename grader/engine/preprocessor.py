@@ -13,7 +13,7 @@ notebook (a kernel that died, or would not stop after the interrupt), this
 keeps every cell that did run and gives each cell that could not run an
 error output saying why, so earned points are kept and the rest score 0.
 
-Truncating output never changes a verdict: ``grader.output_limit.KeepStderr`` runs right
+Truncating output never changes a verdict: ``grader.plugins.output_limit.KeepStderr`` runs right
 after this step (``autograde.load_config`` puts it there where the course's list lacks it).
 """
 
@@ -31,8 +31,8 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer, Unicode
 
-from .. import mending
 from ..errors import InfrastructureError
+from ..plugins import mending
 from . import early
 from . import kernel as kernels
 from .guard import TAMPERING, tampering_output

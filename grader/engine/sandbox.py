@@ -33,7 +33,7 @@ for every kernel, or present in every kernel that runs student code.
 Test hook: ``FAIL_STEP_VARIABLE`` in a kernel's requested environment makes the
 named step fail in that kernel (``OSError``, as if the system refused it); it is
 removed from the environment before any cell runs.  Only the grader writes that
-environment (``grader.isolation.kernel_environment`` keeps a fixed list of
+environment (``grader.plugins.isolation.kernel_environment`` keeps a fixed list of
 variables); the tests use it to prove that such a kernel runs no student code.
 """
 

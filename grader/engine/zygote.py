@@ -34,7 +34,7 @@ import sys
 import warnings
 from typing import Any
 
-from grader import kernel_logging
+from grader.plugins import kernel_logging
 
 from . import protocol, sandbox
 
@@ -240,7 +240,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     shell = warm.shell
     shell.recorder.watch_descriptors(request["capture"])
     attach(shell)
-    kernel_logging.configure()  # as stock kernels do (grader.isolation.PrivateExecute): log records go to stdout
+    kernel_logging.configure()  # as stock kernels do (plugins.isolation.PrivateExecute): log records go to stdout
     guard = warm.guard  # the snapshot: everything as the zygote built it, before any student code
     guard.attached()
     testing = deny_hooks()

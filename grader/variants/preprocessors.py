@@ -23,7 +23,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .. import mending
+from ..plugins import mending
 from . import secret as course_secret
 from .spec import VARIANT_KEY, VariantCell, find_cells, render, student_values, submitted_values
 

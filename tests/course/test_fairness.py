@@ -170,7 +170,7 @@ def test_warning_fixture_really_warns_and_only_ignore_pattern_saves_it(tmp_path)
 
 
 def test_skip_execution_fixture_really_dodges_tests_and_only_run_every_test_cell_stops_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Without ``grader.integrity.RunEveryTestCell``, tagging a test cell would win its points unrun."""
+    """Without ``grader.plugins.integrity.RunEveryTestCell``, tagging a test cell would win its points unrun."""
     from tests.fixtures.grading import grade as grade_fixtures
 
     assignment = "ps3_regression"
@@ -178,8 +178,8 @@ def test_skip_execution_fixture_really_dodges_tests_and_only_run_every_test_cell
     root = course.copy_course(tmp_path / "course")
     course.generate_releases(root, [assignment])
     config = (root / "nbgrader_config.py").read_text()
-    assert '    "grader.integrity.RunEveryTestCell",\n' in config
-    (root / "nbgrader_config.py").write_text(config.replace('    "grader.integrity.RunEveryTestCell",\n', ""))
+    assert '    "grader.plugins.integrity.RunEveryTestCell",\n' in config
+    (root / "nbgrader_config.py").write_text(config.replace('    "grader.plugins.integrity.RunEveryTestCell",\n', ""))
     cells = grade_fixtures(root, assignment, [tagged])[tagged.name]
     assert all(c.score == c.max_score for c in cells.values()), "the tag no longer makes stock nbgrader skip the test"
 

@@ -299,7 +299,7 @@ def test_students_and_staffs_service_pages_are_inert(graded: Path, chromium: Bro
 
 def test_output_metadata_keeps_real_image_sizes_only() -> None:
     """A correct student's image keeps its size and alt text; markup, URLs and iframes go."""
-    from grader.redaction import inert_metadata
+    from grader.plugins.redaction import inert_metadata
 
     real = {"image/png": {"width": 320, "height": 240.5, "unconfined": True, "alt": "loss curve"}}
     assert inert_metadata(real) == real

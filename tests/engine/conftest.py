@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from grader.engine.kernel import CellRun, Kernel, Zygote, sandbox
-from grader.isolation import kernel_environment
+from grader.plugins.isolation import kernel_environment
 
 
 @pytest.fixture(scope="session")

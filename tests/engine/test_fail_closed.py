@@ -21,7 +21,7 @@ from grader.engine import kernel as kernels
 from grader.engine.autograde import Status
 from grader.engine.engine import Engine
 from grader.errors import InfrastructureError
-from grader.isolation import kernel_environment
+from grader.plugins.isolation import kernel_environment
 
 A = "ps2_autograd"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"

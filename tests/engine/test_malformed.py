@@ -12,8 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course, mending
+from grader import course
 from grader.engine import batch
+from grader.plugins import mending
 from tests.fixtures.grading import results
 from tests.fixtures.spec import SUBMISSIONS
 

@@ -1,7 +1,7 @@
 """An answer cell split in two (JupyterLab's Split Cell) is graded as the one answer it is (issue 17).
 
 Split Cell leaves two consecutive cells with the answer's nbgrader metadata.  Split inside a
-function, neither half defines it: ``grader.mending`` joins such halves back before grading (for the
+function, neither half defines it: ``grader.plugins.mending`` joins such halves back before grading (for the
 engine and for stock ``nbgrader autograde`` alike, both run ``MendCells`` first) and tells the student.
 Halves that stand alone (a split between two definitions) keep running as two cells, in order.
 """
@@ -15,8 +15,9 @@ import nbformat
 import pytest
 from nbformat import NotebookNode
 
-from grader import course, mending
+from grader import course
 from grader.engine import batch
+from grader.plugins import mending
 from tests.fixtures.grading import results
 from tests.fixtures.spec import Fixture, build, split_cell
 

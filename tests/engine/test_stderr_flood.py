@@ -2,7 +2,7 @@
 
 nbgrader scores a test cell 0 when it wrote to stderr, and its ``LimitOutput`` drops every stream
 output past ``max_lines`` lines: nbgrader alone gives full points to a test whose student code prints
-a few thousand lines and then writes to stderr.  ``grader.output_limit.KeepStderr`` (in the course's
+a few thousand lines and then writes to stderr.  ``grader.plugins.output_limit.KeepStderr`` (in the course's
 autograde pipeline, so for stock ``nbgrader autograde`` and the engine alike) cuts the stdout of such
 a test cell first, so the stderr output is kept.
 """
@@ -20,10 +20,11 @@ from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import IgnorePattern, LimitOutput
 
-from grader import course, output_limit
+from grader import course
 from grader.engine import batch
-from grader.kernel_logging import WARNING_LINE
-from grader.output_limit import TRUNCATED_LINE, keep_stderr
+from grader.plugins import output_limit
+from grader.plugins.kernel_logging import WARNING_LINE
+from grader.plugins.output_limit import TRUNCATED_LINE, keep_stderr
 from tests.fixtures.grading import results
 from tests.fixtures.spec import Fixture, build, instructor_solutions
 
@@ -131,7 +132,7 @@ def test_the_engine_keeps_the_defence_where_a_course_left_it_out(tmp_path: Path)
 
     root = course.copy_course(tmp_path / "course")
     config_file = root / "nbgrader_config.py"
-    config_file.write_text(config_file.read_text().replace('    "grader.output_limit.KeepStderr",\n', ""))
+    config_file.write_text(config_file.read_text().replace('    "grader.plugins.output_limit.KeepStderr",\n', ""))
     assert "KeepStderr" not in config_file.read_text().split("c.Autograde.autograde_preprocessors")[1].split("]")[0]
     steps = list(autograde.load_config(root, None, Zygote(root)).Autograde.autograde_preprocessors)
     assert steps[steps.index(autograde.FORK_EXECUTE) + 1] == output_limit.STEP

@@ -15,8 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import course, mending, variants
+from grader import course, variants
 from grader.authoring import grading
+from grader.plugins import mending
 from tests.fixtures.spec import SUBMISSIONS
 
 PS3 = "ps3_regression"

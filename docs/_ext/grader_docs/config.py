@@ -76,7 +76,7 @@ class Option:
     default: str
     help: str
     course_value: str | None  # what nbgrader_config.py sets, if it sets it
-    defined_by: str  # the class that defines it: "grader.late_policy.PercentPerDay", "nbconvert...Execute"
+    defined_by: str  # the class that defines it: "grader.plugins.late_policy.PercentPerDay", "nbconvert...Execute"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-from ... import mending, notebook_errors
+from ... import notebook_errors
 from ...errors import UnknownAssignment, WrongAssignment
+from ...plugins import mending
 from ..config import ServiceConfig
 from ..records.store import Store
 from ..records.tables import now

@@ -11,8 +11,8 @@ import re
 
 import nbformat
 
-from ... import mending
 from ...engine.preprocessor import ENGINE_ERRORS
+from ...plugins import mending
 from ..config import ServiceConfig
 from ..records.models import Execution, Grade, Submission, TestResult
 

@@ -8,7 +8,7 @@
     counting.final_score      an attempt's final score: raw less its late penalty
     regrading.select          what a regrade selects
 
-The late penalty itself is nbgrader's late-submission plugin, ``grader.late_policy.PercentPerDay``
+The late penalty itself is nbgrader's late-submission plugin, ``grader.plugins.late_policy.PercentPerDay``
 (configured in ``nbgrader_config.py`` and ``late_policy.json``), so that stock ``nbgrader autograde``
 and the engine compute it in the same single function; the service records what it computed.
 """

@@ -9,7 +9,7 @@ from ..records.store import Store
 
 
 def final_score(score: float | None, late_penalty: float | None) -> float:
-    """An attempt's final score: its raw score less its late penalty (nbgrader's plugin, ``grader.late_policy``)."""
+    """An attempt's final score: its raw score less its late penalty (nbgrader's plugin, ``plugins.late_policy``)."""
     return (score or 0.0) - (late_penalty or 0.0)
 
 

@@ -5,7 +5,7 @@ student's extension (``nbgrader``'s own ``grant_extension``, also
 ``grader extension``): ``effective_due`` is that rule, ``due_of`` reads its
 inputs, ``is_late`` applies it.  Intake (``admit``), feedback, the exchange
 listing, the dashboard and its statistics all call these.  nbgrader's late
-penalty (``grader.late_policy``) sees the same date: it reads the same two
+penalty (``grader.plugins.late_policy``) sees the same date: it reads the same two
 columns.  Settings (``c.GraderService.*``):
 
 - ``hard_deadline_hours``: assignment -> hours after the (extended) due date
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from ... import late_policy
 from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
+from ...plugins import late_policy
 from ..config import ServiceConfig
 from ..records import students
 from ..records.store import Store
@@ -173,7 +173,7 @@ def set_late_policy(store: Store, config: ServiceConfig, values: dict[str, objec
     """Validate and save the late policy: the course's ``late_policy.json`` (which ``nbgrader_config.py``
     applies, so stock ``nbgrader autograde`` uses it too) and the database, from which every
     ``grader worker`` copies it into its own course copy before its next job."""
-    from ... import late_policy
+    from ...plugins import late_policy
 
     checked = late_policy.save(config.course_root, values)
     store.put_setting(LATE_POLICY, json.dumps(checked, sort_keys=True))
@@ -183,7 +183,7 @@ def set_late_policy(store: Store, config: ServiceConfig, values: dict[str, objec
 def apply_late_policy(store: Store, config: ServiceConfig, applied: str | None) -> str | None:
     """On a worker: write the late policy the database holds into this course copy if it changed since
     ``applied``; returns what is applied now (the caller reloads its engine's configuration on a change)."""
-    from ... import late_policy
+    from ...plugins import late_policy
 
     wanted = store.setting(LATE_POLICY)
     if wanted is not None and wanted != applied:

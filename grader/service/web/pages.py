@@ -16,9 +16,10 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from ... import course, late_policy
+from ... import course
 from ...authoring import report as validation
 from ...errors import GraderError, InfrastructureError, NotFound, StudentError
+from ...plugins import late_policy
 from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
 from ..grading import feedback, intake

@@ -287,7 +287,7 @@ def test_late_policy_set_on_the_dashboard_reaches_every_worker(cluster: Cluster)
     import datetime as dt
     import json
 
-    from grader import late_policy
+    from grader.plugins import late_policy
     from grader.service.rules import deadlines
 
     settings = config.load(cluster.server.root, db_url=cluster.postgres.url(), broker_url=cluster.server.broker_url)

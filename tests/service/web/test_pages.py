@@ -299,8 +299,9 @@ def test_due_dates_extensions_and_the_late_policy_are_set_from_the_page(
 ) -> None:
     from nbgrader.api import Gradebook
 
-    from grader import course, late_policy
-    from grader.late_policy import percent_per_day_penalty
+    from grader import course
+    from grader.plugins import late_policy
+    from grader.plugins.late_policy import percent_per_day_penalty
 
     server, tokens = dashboard
     url = course.gradebook_url(server.root)

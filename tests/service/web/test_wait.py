@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from grader import client as grader_client
+from grader.student import client as grader_client
 
 from ..conftest import Server, fixture_bytes, submit
 

@@ -3,7 +3,7 @@
 nbgrader scores any stderr output of a test cell as a failure, and Python's
 ``logging`` writes to stderr: a correct ``linear()`` that reports a missing
 bias with ``logging.warning(...)`` would lose the test's points. Every grading
-kernel (stock ``nbgrader autograde`` through ``grader.isolation.PrivateExecute``,
+kernel (stock ``nbgrader autograde`` through ``grader.plugins.isolation.PrivateExecute``,
 and the engine's forked kernels) calls ``configure()`` before the first cell, so
 log records go to the cell's stdout, in logging's own default format, and a test
 cell's stderr still means what nbgrader takes it to mean: a warning or an error.
@@ -26,7 +26,7 @@ FORMAT = logging.BASIC_FORMAT
 WARNING_LINE = r"(?m)^.*:\d+: \w*Warning: "
 
 # The line stock kernels run before the first cell (``IPKernelApp.exec_lines``); it leaves no name behind.
-EXEC_LINE = "import grader.kernel_logging as _grader_logging; _grader_logging.configure(); del _grader_logging"
+EXEC_LINE = "import grader.plugins.kernel_logging as _grader_logging; _grader_logging.configure(); del _grader_logging"
 
 
 class StdoutHandler(logging.StreamHandler):  # type: ignore[type-arg]

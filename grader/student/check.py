@@ -33,7 +33,8 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    from . import kernel_logging, notebook_errors
+    from .. import notebook_errors
+    from ..plugins import kernel_logging
 
     nb = notebook_errors.read(path.read_bytes(), upgrade=True)
     kernel_name = nb.metadata.get("kernelspec", {}).get("name") or "python3"  # as nbclient picks it

@@ -1,4 +1,4 @@
-"""grader.late_policy: 10% per started day late after 15 minutes of grace."""
+"""grader.plugins.late_policy: 10% per started day late after 15 minutes of grace."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.late_policy import PercentPerDay, percent_per_day_penalty
+from grader.plugins.late_policy import PercentPerDay, percent_per_day_penalty
 
 DAY = 86400.0
 
@@ -62,7 +62,7 @@ def test_the_question_before_a_late_submission_names_its_penalty(tmp_path: Path)
     """``penalty_words``: what the 409 (and the Lab page's question) says a late attempt will cost, from the
     course's own policy; the course's override file counts, and a course with another plugin gets no figure."""
     from grader import course
-    from grader.late_policy import penalty_words, save
+    from grader.plugins.late_policy import penalty_words, save
 
     assert penalty_words(course.REPO_ROOT, 30 * 3600) == "cost a late penalty of 20% of its score (10% per started day)"
     assert penalty_words(course.REPO_ROOT, 60) == (

@@ -12,7 +12,8 @@ import copy
 import nbformat
 import pytest
 
-from grader import course, mending
+from grader import course
+from grader.plugins import mending
 from tests.fixtures.build import fixtures
 from tests.fixtures.spec import SUBMISSIONS
 from tests.graded import ASSIGNMENTS, Graded
@@ -114,8 +115,8 @@ def test_a_split_cell_really_crashes_stock_nbgrader_and_only_mend_cells_saves_it
     root = course.copy_course(tmp_path / "course")
     course.generate_releases(root, [A])
     config = (root / "nbgrader_config.py").read_text()
-    assert '    "grader.mending.MendCells",\n' in config
-    (root / "nbgrader_config.py").write_text(config.replace('    "grader.mending.MendCells",\n', ""))
+    assert '    "grader.plugins.mending.MendCells",\n' in config
+    (root / "nbgrader_config.py").write_text(config.replace('    "grader.plugins.mending.MendCells",\n', ""))
     course.place_submission(root, "splitter", A, SUBMISSIONS / A / "answer-cell-split.ipynb")
     with pytest.raises(Exception, match="KeyError: 'grade_id'"):
         course.autograde(root, A, "splitter")

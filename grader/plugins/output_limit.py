@@ -21,7 +21,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import IgnorePattern, LimitOutput, NbGraderPreprocessor
 
 TRUNCATED_LINE = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a stream
-STEP = "grader.output_limit.KeepStderr"
+STEP = "grader.plugins.output_limit.KeepStderr"
 
 
 def _stream_lines(output: NotebookNode) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from nbgrader.preprocessors import Execute
 
-from grader import kernel_logging
+from . import kernel_logging
 
 # What a kernel needs from the grader's environment; everything else stays out.
 KEPT_VARIABLES = (

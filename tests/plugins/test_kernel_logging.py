@@ -1,10 +1,10 @@
-"""grader.kernel_logging in the kernels stock ``nbgrader autograde`` starts (grader.isolation.PrivateExecute)."""
+"""grader.plugins.kernel_logging in the kernels stock ``nbgrader autograde`` starts (isolation.PrivateExecute)."""
 
 from __future__ import annotations
 
 import nbformat
 
-from grader.isolation import PrivateExecute
+from grader.plugins.isolation import PrivateExecute
 from tests.engine.test_guard import LOGGING_CELL
 
 
