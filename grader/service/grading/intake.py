@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import sqlalchemy as sa
 
 from ... import notebook_errors
 from ...errors import UnknownAssignment, WrongAssignment
 from ...plugins import mending
 from ..config import ServiceConfig
+from ..records import nbgrader_tables
 from ..records.store import Store
 from ..records.tables import now
 from ..rules import deadlines
@@ -32,17 +34,22 @@ class AssignmentCells:
 
 
 def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(db_url) as gradebook:
-        try:
-            found = gradebook.find_assignment(assignment)
-        except MissingEntry:
-            names = sorted(a.name for a in gradebook.assignments)
-            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}") from None
-        if not found.notebooks:
-            raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
-        return AssignmentCells(name=assignment, notebook=found.notebooks[0].name)
+    """The assignment's notebook, from nbgrader's gradebook; ``UnknownAssignment`` when it has none."""
+    tables = nbgrader_tables
+    with tables.engine(db_url).connect() as conn:
+        found = conn.execute(sa.select(tables.assignment.c.id).where(tables.assignment.c.name == assignment)).scalar()
+        if found is None:
+            names = conn.execute(sa.select(tables.assignment.c.name).order_by(tables.assignment.c.name)).scalars()
+            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}")
+        notebook = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
+            sa.select(tables.notebook.c.name)
+            .where(tables.notebook.c.assignment_id == found)
+            .order_by(tables.notebook.c.name)
+            .limit(1)
+        ).scalar()
+    if notebook is None:
+        raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
+    return AssignmentCells(name=assignment, notebook=notebook)
 
 
 def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:

@@ -18,7 +18,6 @@ columns.  Settings (``c.GraderService.*``):
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 from dataclasses import dataclass
 
@@ -27,25 +26,8 @@ import sqlalchemy as sa
 from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
 from ...plugins import late_policy
 from ..config import ServiceConfig
-from ..records import students
+from ..records import nbgrader_tables, students
 from ..records.store import Store
-
-# nbgrader's own ``assignment`` and ``submitted_assignment`` tables, read directly: a Gradebook per status
-# request would open a new database connection each time (expensive on PostgreSQL), for two columns
-_assignment = sa.table(
-    "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
-)
-_submitted = sa.table(
-    "submitted_assignment",
-    sa.column("assignment_id", sa.String),
-    sa.column("student_id", sa.String),
-    sa.column("extension", sa.Interval),
-)
-
-
-@functools.lru_cache(maxsize=16)
-def _engine(db_url: str) -> sa.Engine:
-    return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
 
 
 def effective_due(due: dt.datetime | None, extension: dt.timedelta | None) -> dt.datetime | None:
@@ -62,8 +44,9 @@ def is_late(when: dt.datetime, due: dt.datetime | None) -> bool:
 
 def due_of(config: ServiceConfig, assignment: str, student: str | None = None) -> dt.datetime | None:
     """The effective due date of ``student`` (for None: the assignment's own), from nbgrader's gradebook."""
+    _assignment, _submitted = nbgrader_tables.assignment, nbgrader_tables.submitted_assignment
     query = sa.select(_assignment.c.duedate).where(_assignment.c.name == assignment)
-    with _engine(config.db_url).connect() as conn:
+    with nbgrader_tables.engine(config.db_url).connect() as conn:
         due = conn.execute(query).scalar()
         if not isinstance(due, dt.datetime):
             return None

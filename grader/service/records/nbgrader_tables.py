@@ -1,0 +1,35 @@
+"""nbgrader's own tables, read directly by the service, through one pooled engine per gradebook.
+
+An nbgrader ``Gradebook`` opens a new database connection and checks every table (``create_all``,
+a dozen schema queries on PostgreSQL) each time it is made. Made for every upload and every job only
+to read a column or two, it cost ``grader serve`` two thirds of its time accepting an upload (a
+py-spy profile of ``benchmarks/scale.py``). ``engine(db_url)`` makes nbgrader's tables once per process,
+as nbgrader itself does, and then pools its connections. Writes stay nbgrader's, or ``students``'.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sqlalchemy as sa
+
+assignment = sa.table(
+    "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
+)
+notebook = sa.table("notebook", sa.column("name", sa.String), sa.column("assignment_id", sa.String))
+submitted_assignment = sa.table(
+    "submitted_assignment",
+    sa.column("assignment_id", sa.String),
+    sa.column("student_id", sa.String),
+    sa.column("extension", sa.Interval),
+)
+
+
+@functools.lru_cache(maxsize=16)
+def engine(db_url: str) -> sa.Engine:
+    """A pooled engine on the gradebook at ``db_url``, whose nbgrader tables exist (made here if not)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url):  # nbgrader's tables and its alembic version, as the stock commands make them
+        pass
+    return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
