@@ -13,6 +13,10 @@ A sweep, after every submission and every ``sweep_interval_s``, publishes:
 
 When the broker was unreachable and is back, every queued job is published
 again.  Duplicates are harmless: only one claim succeeds.
+
+In a burst, sweeps are at least ``BURST_GAP_S`` apart: the submissions accepted meanwhile are
+published together by the next one, instead of one sweep (a dozen queries) per upload. A
+submission after a quiet spell is swept at once.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
 
 from ..config import ServiceConfig
 from ..records.store import DATABASE_ERRORS, Store
@@ -27,6 +32,8 @@ from ..records.tables import now
 from . import broker, leases
 
 log = logging.getLogger("grader.service")
+
+BURST_GAP_S = 0.05  # the least time from one sweep's start to the next one's, when uploads wake it
 
 
 class Dispatcher:
@@ -133,11 +140,13 @@ class Dispatcher:
 
     def _loop(self) -> None:
         while not self.stopping.is_set():
+            started = time.monotonic()
             try:
                 self.sweep()
             except DATABASE_ERRORS as error:
                 log.warning("dispatch: the database did not answer (%s)", type(error).__name__)
             except Exception:
                 log.exception("dispatch sweep failed")
-            self.wake.wait(self.config.sweep_interval_s)
+            if self.wake.wait(self.config.sweep_interval_s):  # woken by an upload: gather the burst's others
+                self.stopping.wait(max(0.0, started + BURST_GAP_S - time.monotonic()))
             self.wake.clear()
