@@ -1,13 +1,15 @@
 """Why a notebook file cannot be read, in one sentence a student can act on.
 
 The service's upload refuses such a file with this sentence (HTTP 422); ``grader autograde``
-records the notebook as graded 0 with the same sentence.  Neither the engine nor the service
-owns it, so both may import it.
+records the notebook as graded 0 with the same sentence.  ``error_text`` is the other way round: what
+a student reads of an error a graded notebook shows (``grader check``, the service's feedback,
+``grader validate``).  Neither the engine nor the service owns either, so both may import them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import nbformat
 
@@ -16,6 +18,8 @@ from .errors import NotANotebook, TooLarge
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = b"\xef\xbb\xbf"
 SAVED_BY_JUPYTER = "upload the .ipynb file saved by Jupyter"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""A terminal escape sequence, as IPython colours a traceback with."""
 
 
 def read(data: bytes, max_bytes: int | None = None, upgrade: bool = False) -> nbformat.NotebookNode:
@@ -61,6 +65,16 @@ def check_python(nb: nbformat.NotebookNode) -> None:
     language = nb.metadata.get("kernelspec", {}).get("language") or nb.metadata.get("language_info", {}).get("name")
     if language not in (None, "python"):
         raise NotANotebook(f"the notebook's kernel language is {language!r}; this course grades Python notebooks")
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves): what a web page or file can show."""
+    return ANSI.sub("", text)
+
+
+def error_text(ename: str, evalue: object) -> str:
+    """An error output as a student reads it: ``Name: value``, uncoloured; only the name when it says nothing."""
+    return f"{ename}: {plain(str(evalue))}".rstrip(": ")
 
 
 def _text(data: bytes) -> str:

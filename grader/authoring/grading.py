@@ -8,7 +8,6 @@ from the gradebook and the messages from the autograded notebooks, as a student'
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,9 @@ import nbformat
 from nbformat import NotebookNode
 
 from .. import course
+from ..notebook_errors import plain
 from .edits import grade_id
 from .fixtures import read_notebook
-
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ Results = dict[str, dict[str, CellResult]]
 
 def first_line(message: str) -> str:
     """The failing check's first sentence: the error's text before the traceback, ``AssertionError: `` cut."""
-    text = ANSI.sub("", message).split("\nTraceback")[0].strip()
+    text = plain(message).split("\nTraceback")[0].strip()
     line = text.splitlines()[0].strip() if text else ""
     return line.split(": ", 1)[1] if line.startswith("AssertionError: ") else line
 

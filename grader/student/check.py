@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -62,7 +60,7 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
         ]
         message = ""
         if errors:
-            message = f"{errors[0].ename}: {ANSI.sub('', str(errors[0].evalue))}"
+            message = notebook_errors.error_text(errors[0].ename, errors[0].evalue)
         elif stderr:
             message = "the cell wrote to stderr, which the grader scores as a failure:\n" + stderr[0].text[-1000:]
         results.append(CheckResult(meta.get("grade_id", "?"), float(meta.get("points", 0)), not message, message))

@@ -7,16 +7,13 @@ which would show the hidden test's source.
 
 from __future__ import annotations
 
-import re
-
 import nbformat
 
 from ...engine.preprocessor import ENGINE_ERRORS
+from ...notebook_errors import error_text, plain
 from ...plugins import mending
 from ..config import ServiceConfig
 from ..records.models import Execution, Grade, Submission, TestResult
-
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def messages(nb: nbformat.NotebookNode | None) -> dict[str, str]:
@@ -32,9 +29,9 @@ def messages(nb: nbformat.NotebookNode | None) -> dict[str, str]:
             if output.output_type == "error" and output.ename in ENGINE_ERRORS:
                 texts.append(str(output.evalue))  # the engine's own sentence: why this cell did not finish
             elif output.output_type == "error":
-                texts.append(f"{output.ename}: {ANSI.sub('', str(output.evalue))}".rstrip(": "))
+                texts.append(error_text(output.ename, output.evalue))
             elif output.output_type == "stream" and output.name == "stderr":
-                texts.append(ANSI.sub("", output.text)[-2000:])
+                texts.append(plain(output.text)[-2000:])
         found[meta["grade_id"]] = "\n".join(texts)
     return found
 
