@@ -123,20 +123,21 @@ class Dispatcher:
     def _lost(self) -> list[int]:
         """Published, unclaimed for ``republish_after_s``, and (as far as the broker's counts tell) lost."""
         cutoff = now() - dt.timedelta(seconds=self.config.republish_after_s)
-        old = leases.waiting(self.store, published_before=cutoff)
+        old, waiting = leases.waiting_counts(self.store, published_before=cutoff)
         if not old:
             return []
         ready = broker.ready(self.celery)
-        expected = len(leases.waiting(self.store)) - leases.capacity(self.store, self.config.lease_s)
+        expected = waiting - leases.capacity(self.store, self.config.lease_s)
         if ready is not None and ready >= expected:
             return []
+        lost = leases.waiting(self.store, published_before=cutoff)
         log.warning(
             "the broker holds %s message(s) for %d waiting job(s): publishing %d again",
             "an unknown number of" if ready is None else ready,
             max(expected, 0),
-            len(old),
+            len(lost),
         )
-        return old
+        return lost
 
     def _loop(self) -> None:
         while not self.stopping.is_set():

@@ -261,7 +261,7 @@ class Store:
 
     def submission(self, submission_id: int) -> Submission | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(submissions).where(submissions.c.id == submission_id)).first()
+            row = conn.execute(sa.select(*SUBMISSION_COLUMNS).where(submissions.c.id == submission_id)).first()
         return _submission(row) if row else None
 
     def results(self, submission_id: int) -> tuple[TestResult, ...]:
@@ -270,7 +270,7 @@ class Store:
         return tuple(TestResult(**item) for item in json.loads(text or "[]"))
 
     def submissions(self, student: str | None = None, assignment: str | None = None) -> list[Submission]:
-        query = sa.select(submissions).order_by(submissions.c.id)
+        query = sa.select(*SUBMISSION_COLUMNS).order_by(submissions.c.id)
         if student is not None:
             query = query.where(submissions.c.student == student)
         if assignment is not None:
@@ -329,6 +329,11 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(jobs.c.status, sa.func.count()).group_by(jobs.c.status))
             return {status: int(count) for status, count in rows}
+
+
+SUBMISSION_COLUMNS = tuple(c for c in submissions.c if c.name != "results")
+"""What a ``Submission`` holds: not the per-test results (``Store.results``), a few kB per graded attempt,
+which the rules read for every earlier attempt at each upload and each job."""
 
 
 def _submission(row: Any) -> Submission:

@@ -91,6 +91,9 @@ def test_publishing_bookkeeping(store: Store, tmp_path: Path) -> None:
     assert leases.due(store, LEASE) == []
     assert leases.waiting(store) == [first, second]  # their messages should be in the broker
     assert leases.waiting(store, published_before=leases.now() - dt.timedelta(seconds=60)) == []
+    # the dispatcher's every sweep counts them; only a sweep that finds some lost lists them
+    assert leases.waiting_counts(store, published_before=leases.now() - dt.timedelta(seconds=60)) == (0, 2)
+    assert leases.waiting_counts(store, published_before=leases.now() + dt.timedelta(seconds=1)) == (2, 2)
     assert leases.unpublish_queued(store) == 2  # the broker was unreachable: publish them all again
     assert leases.due(store, LEASE) == [first, second]
     assert leases.capacity(store, LEASE) == 0
