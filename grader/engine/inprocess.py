@@ -1,7 +1,7 @@
 """nbgrader's bookkeeping made fit for a long-lived, multi-threaded process.
 
 ``nbgrader autograde`` is a short-lived, single-threaded command; the engine
-grades thousands of notebooks in one process, several at a time.  Three
+grades thousands of notebooks in one process, several at a time.  Four
 adaptations, none of which changes what nbgrader computes or writes:
 
 - ``NBGRADER_EXECUTION``: nbgrader's ``Autograde`` sets it in the process
@@ -24,6 +24,11 @@ adaptations, none of which changes what nbgrader computes or writes:
   process, and the schema and the course row are made the first time only;
   the sessions, queries and commits are nbgrader's own.  (A gradebook file
   deleted and re-created under the same URL needs a new process.)
+- A student's first submission (``add_submission``): nbgrader builds it as ORM objects,
+  loading each notebook's cells through a polymorphic relationship, and flushes them as a unit
+  of work.  Here the instructor's cells are read in one query and each table's rows written by
+  one ``INSERT``: the same rows, column defaults, refusals and commit.  In a deadline burst every
+  job is a first submission.
 
 And one the service asks for (``bound``): on PostgreSQL, a worker writes a job's
 grade in one transaction, nbgrader's rows and its own.  Inside ``bound(connection)``
@@ -118,6 +123,8 @@ def _fast_gradebook() -> None:
     ready: set[str] = set()
     courses: set[tuple[str, str]] = set()  # (url, course id) known to have its course row
     original_init = api.Gradebook.__init__
+    global original_add_submission
+    original_add_submission = api.Gradebook.add_submission
 
     def __init__(self: Any, db_url: str, course_id: str = "default_course", authenticator: Any = None) -> None:
         with _lock:
@@ -158,6 +165,82 @@ def _fast_gradebook() -> None:
     __init__.__doc__ = original_init.__doc__
     api.Gradebook.__init__ = __init__
     api.Gradebook.close = close
+    api.Gradebook.add_submission = add_submission
+
+
+original_add_submission: Any = None  # nbgrader's own, for what ``add_submission`` does not write itself
+SUBMISSION_FIELDS = frozenset({"timestamp", "extension"})  # the keywords nbgrader's callers and ours pass
+GRADED = ("GradeCell", "TaskCell")  # the instructor's cells a submitted notebook gets a Grade row for ...
+COMMENTED = ("SolutionCell", "TaskCell")  # ... and a Comment row for
+
+
+def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> Any:
+    """nbgrader's ``Gradebook.add_submission``: the same rows, each table's written by one ``INSERT``.
+
+    nbgrader builds the submission as ORM objects, loading each notebook's cells through its
+    polymorphic relationship, and flushes them one unit of work at a time; in a deadline burst every
+    job is a student's first, and a py-spy profile of a worker put a fifth of its own time there.
+    Here the instructor's cells are read in one query and the rows inserted per table, with nbgrader's
+    column defaults; the same refusals (``MissingEntry``, ``InvalidEntry``), the same commit, and the
+    submission returned as nbgrader's object.  Other keywords than ``SUBMISSION_FIELDS`` go to nbgrader's.
+    """
+    from nbgrader import api, utils
+    from sqlalchemy import insert, select
+    from sqlalchemy.exc import IntegrityError, StatementError
+    from sqlalchemy.orm.exc import FlushError
+
+    if set(kwargs) - SUBMISSION_FIELDS:
+        return original_add_submission(self, assignment, student, **kwargs)
+    if "timestamp" in kwargs:
+        kwargs["timestamp"] = utils.parse_utc(kwargs["timestamp"])
+    db = self.db
+    try:
+        assignment_id = db.execute(select(api.Assignment.id).where(api.Assignment.name == assignment)).scalar()
+        if assignment_id is None:
+            raise api.MissingEntry(f"No such assignment: {assignment}")
+        if db.execute(select(api.Student.id).where(api.Student.id == student)).scalar() is None:
+            raise api.MissingEntry(f"No such student: {student}")
+        notebooks = db.execute(select(api.Notebook.id).where(api.Notebook.assignment_id == assignment_id)).scalars()
+        submitted = {notebook_id: api.new_uuid() for notebook_id in notebooks}
+        cells = db.execute(
+            select(api.BaseCell.id, api.BaseCell.notebook_id, api.BaseCell.type).where(
+                api.BaseCell.notebook_id.in_(list(submitted))
+            )
+        ).all()
+        submission_id = api.new_uuid()
+        rows = {
+            api.SubmittedAssignment: [
+                {"id": submission_id, "assignment_id": assignment_id, "student_id": student, **kwargs}
+            ],
+            api.SubmittedNotebook: [
+                {"id": nb_id, "assignment_id": submission_id, "notebook_id": notebook_id, "flagged": False}
+                for notebook_id, nb_id in submitted.items()
+            ],
+            api.Grade: [
+                {
+                    "id": api.new_uuid(),
+                    "notebook_id": submitted[c.notebook_id],
+                    "cell_id": c.id,
+                    "needs_manual_grade": True,
+                }
+                for c in cells
+                if c.type in GRADED
+            ],
+            api.Comment: [
+                {"id": api.new_uuid(), "notebook_id": submitted[c.notebook_id], "cell_id": c.id}
+                for c in cells
+                if c.type in COMMENTED
+            ],
+        }
+        for model, values in rows.items():
+            if values:
+                db.execute(insert(model.__table__), values)
+        db.commit()
+    except (IntegrityError, FlushError, StatementError) as e:
+        api.app_log.exception("Rolling back session due to database error %s", e)
+        db.rollback()
+        raise api.InvalidEntry(*e.args) from e  # the database error stays in the chain (``autograde._database_error``)
+    return self.find_submission(assignment, student)
 
 
 @contextlib.contextmanager
@@ -187,7 +270,7 @@ def _no_setenv(**kwargs: Any) -> Iterator[None]:
 
 
 def apply() -> None:
-    """Install the three adaptations (once per process)."""
+    """Install the four adaptations (once per process)."""
     global _applied
     with _lock:
         if _applied:

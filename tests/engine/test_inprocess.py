@@ -99,3 +99,96 @@ def test_gradebooks_opened_in_bound_write_in_the_callers_one_transaction(tmp_pat
             assert students(url) == ["kept", "outside"]
         finally:
             engine.dispose()
+
+
+def _gradebook_with_every_kind_of_cell(url: str) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(url) as gradebook:
+        gradebook.add_assignment("ps", duedate="2026-12-01 17:00:00")
+        for notebook in ("first", "second"):
+            gradebook.add_notebook(notebook, "ps")
+            gradebook.add_grade_cell("test_a", notebook, "ps", max_score=2, cell_type="code")
+            gradebook.add_grade_cell("answer", notebook, "ps", max_score=1, cell_type="code")  # graded and ...
+            gradebook.add_solution_cell("answer", notebook, "ps")  # ... written by the student: both rows
+            gradebook.add_solution_cell("prose", notebook, "ps")
+            gradebook.add_task_cell("task", notebook, "ps", max_score=3, cell_type="markdown")
+        for student in ("stock", "fast"):
+            gradebook.add_student(student)
+
+
+def _rows_of(url: str, student: str) -> dict[str, list[tuple[object, ...]]]:
+    """Every row nbgrader's ``add_submission`` writes for ``student``, without the random ids."""
+    import sqlalchemy as sa
+
+    queries = {
+        "submitted_assignment": "SELECT assignment_id, timestamp, extension FROM submitted_assignment sa "
+        "WHERE sa.student_id = :s",
+        "submitted_notebook": "SELECT sn.notebook_id, sn.flagged, sn.late_submission_penalty "
+        "FROM submitted_notebook sn JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = :s",
+        "grade": "SELECT sn.notebook_id, g.cell_id, g.auto_score, g.manual_score, g.extra_credit, g.needs_manual_grade "
+        "FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = :s",
+        "comment": "SELECT sn.notebook_id, c.cell_id, c.auto_comment, c.manual_comment "
+        "FROM comment c JOIN submitted_notebook sn ON sn.id = c.notebook_id "
+        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = :s",
+    }
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {
+                table: sorted(tuple(row) for row in conn.execute(sa.text(query), {"s": student}))
+                for table, query in queries.items()
+            }
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(database: str, tmp_path: Path) -> None:
+    """The engine's ``add_submission`` (a student's first job: one INSERT per table) against nbgrader's own."""
+    import contextlib
+    import datetime as dt
+
+    from nbgrader.api import Gradebook, InvalidEntry, MissingEntry, SubmittedAssignment
+
+    from tests.service.conftest import fresh_database
+
+    course.put_bin_on_path()
+    inprocess.apply()
+    stock = inprocess.original_add_submission
+    assert stock is not None and Gradebook.add_submission is inprocess.add_submission
+    with contextlib.ExitStack() as stack:
+        url = (
+            stack.enter_context(fresh_database("grader_add"))
+            if database == "postgresql"
+            else f"sqlite:///{tmp_path / 'gradebook.db'}"
+        )
+        _gradebook_with_every_kind_of_cell(url)
+        when = {"timestamp": "2026-12-02 10:30:00", "extension": dt.timedelta(hours=2)}
+        with Gradebook(url) as gradebook:
+            theirs = stock(gradebook, "ps", "stock", **when)
+            ours = gradebook.add_submission("ps", "fast", **when)
+            assert isinstance(ours, SubmittedAssignment) and ours.student_id == "fast"
+            assert (ours.timestamp, ours.extension) == (theirs.timestamp, theirs.extension)
+            assert ours.total_seconds_late == theirs.total_seconds_late > 0
+            assert len(ours.notebooks) == 2 and all(
+                len(nb.grades) == 3 and len(nb.comments) == 3 for nb in ours.notebooks
+            )
+        stored = _rows_of(url, "fast")
+        assert stored == _rows_of(url, "stock")
+        assert [len(rows) for rows in stored.values()] == [1, 2, 6, 6]
+
+        with Gradebook(url) as gradebook:
+            for args, kind in (
+                (("nope", "fast"), MissingEntry),
+                (("ps", "nobody"), MissingEntry),
+                (("ps", "fast"), InvalidEntry),
+            ):
+                with pytest.raises(kind) as caught_ours:
+                    gradebook.add_submission(*args)
+                with pytest.raises(kind) as caught_theirs:
+                    stock(gradebook, *args)
+                if kind is MissingEntry:  # the database's own wording of a duplicate differs between the two
+                    assert str(caught_ours.value) == str(caught_theirs.value)
+        assert _rows_of(url, "fast") == stored  # the refused second submission lost nothing
