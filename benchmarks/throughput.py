@@ -208,14 +208,14 @@ def engine_warm(root: Path, assignment: str, jobs: int) -> tuple[float, float, s
 
 
 def _warm_child(root: Path, assignment: str, jobs: int) -> dict[str, float]:
-    from grader.engine.autograde import grade_many, submitted_students
+    from grader.engine.autograde import grade_many
     from grader.engine.engine import Engine
 
     group = CpuGroup.inherited()
     with Engine(root) as engine:
         cpu = group.seconds() if group else 0.0
         started = time.monotonic()
-        outcomes = grade_many(engine.config, assignment, submitted_students(root, assignment), jobs=jobs)
+        outcomes = grade_many(engine.config, assignment, course.submitted_students(root, assignment), jobs=jobs)
         seconds = time.monotonic() - started
         used = (group.seconds() if group else 0.0) - cpu
     if not all(o.ok for o in outcomes):

@@ -74,6 +74,14 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def submitted_students(root: Path, assignment: str) -> list[str]:
+    """Students with a submission of ``assignment`` under ``submitted/``, sorted."""
+    folder = root / "submitted"
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
+
+
 def gradebook_url(root: Path, db_url: str | None = None) -> str:
     """The gradebook of the course at ``root``.
 

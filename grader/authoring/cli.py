@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 from .. import course
-from . import report
-from .validate import validate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +33,9 @@ def _absolute(text: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Exit status: 0 when every assignment passes, 1 when any validation fails (bad input: the caller's 2)."""
+    from . import report  # here, not at the top: every grader command builds this verb's arguments
+    from .validate import validate
+
     root = course.locate()[0]
     if len(args.assignment) > 1 and (args.json or args.html):
         print("grader validate: --json and --html name one file: give one assignment with them", file=sys.stderr)

@@ -340,14 +340,6 @@ def _database_error(error: BaseException) -> BaseException | None:
     return None
 
 
-def submitted_students(root: Path, assignment: str) -> list[str]:
-    """Students with a submission of ``assignment`` under ``submitted/``, sorted."""
-    folder = root / "submitted"
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
-
-
 def grade_many(
     config: Config,
     assignment: str,

@@ -12,11 +12,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import course
-from .autograde import Outcome, grade_many, submitted_students
-from .engine import Engine
+from .kernel import Zygote
+
+if TYPE_CHECKING:
+    from .autograde import Outcome
 
 
 class BatchError(Exception):
@@ -132,7 +134,7 @@ def run(
     if assignment not in course.assignments(root):
         known = ", ".join(course.assignments(root))
         raise BatchError(f"no assignment {assignment!r} in {root / 'source'} (known: {known})")
-    available = submitted_students(root, assignment)
+    available = course.submitted_students(root, assignment)
     if students:
         missing = sorted(set(students) - set(available))
         if missing:
@@ -145,13 +147,26 @@ def run(
         chosen = available
     if not chosen:
         raise BatchError(f"no submissions of {assignment} under {root / 'submitted'}")
-    _registered(root, assignment, db_url)
-    released = release_time(root, assignment)
-    doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
+    started = time.monotonic()
+    # The zygote's start-up (importing torch, warming the checks: seconds) runs from here, while this
+    # process imports nbgrader and reads the gradebook: that start-up is the cold command's largest cost.
+    zygote = Zygote(root)
+    zygote.launch()
+    try:
+        from .autograde import grade_many
+        from .engine import Engine
+
+        _registered(root, assignment, db_url)
+        released = release_time(root, assignment)
+        doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
+        # the course's GraderService limits, the same the service grades with
+        engine = Engine(root, db_url, zygote=zygote)
+    except BaseException:
+        zygote.close()
+        raise
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
-    started = time.monotonic()
-    with Engine(root, db_url) as engine:  # the course's GraderService limits, the same the service grades with
+    with engine:
         progress = Progress(len(chosen), out)
         outcomes = grade_many(
             engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress, zero_unreadable=True

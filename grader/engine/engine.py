@@ -25,10 +25,14 @@ class Engine:
     grade at once, one kernel each.
     """
 
-    def __init__(self, root: Path, db_url: str | None = None, limits: Limits | None = None) -> None:
-        """``limits``: the course's (``Limits.of(root)``) unless given; ``Limits(0, 0, 0)`` is none at all."""
+    def __init__(
+        self, root: Path, db_url: str | None = None, limits: Limits | None = None, zygote: Zygote | None = None
+    ) -> None:
+        """``limits``: the course's (``Limits.of(root)``) unless given; ``Limits(0, 0, 0)`` is none at all.
+        ``zygote``: this course's, already launched (``Zygote.launch``) while the caller imported the rest;
+        the engine closes it with its own."""
         self.root = Path(root)
-        self.zygote = Zygote(self.root)
+        self.zygote = Zygote(self.root) if zygote is None else zygote
         self.db_url = db_url
         self.limits = Limits.of(self.root) if limits is None else limits
         marked.require_secret(self.root)  # a course with per-student variants cannot grade without its secret

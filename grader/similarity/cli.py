@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import course
-from . import report, sources
+
+if TYPE_CHECKING:
+    from . import report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import report, sources  # here, not at the top: copydetect imports matplotlib (0.7 s) for every command
+
     root = course.locate()[0]
     threshold = report.threshold_of(args.threshold)
     plate = sources.boilerplate(root, args.assignment)

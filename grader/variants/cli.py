@@ -6,8 +6,6 @@ import argparse
 
 from .. import course
 from ..errors import ConfigurationError
-from . import marked, secret
-from .spec import student_values
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import marked, secret  # here, not at the top: every grader command builds this verb's arguments
+    from .spec import student_values
+
     root = course.locate()[0]
     if args.create_secret:
         print(f"Created the course secret: {secret.create(root)} (back it up with the gradebook; never commit it).")
