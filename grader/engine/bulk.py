@@ -91,6 +91,12 @@ class _Prefetched:
         for cell in [c for c in graded if isinstance(c, TaskCell)] + [c for c in graded if isinstance(c, GradeCell)]:
             self._graded[(cell.name, notebook, assignment)] = cell
 
+    def find_notebook(self, name: str, assignment: str) -> Any:
+        """nbgrader's, asked once: ``OverwriteCells.add_missing_*`` each ask again for the notebook just read
+        (the same object of the same session, as nbgrader's query returns it from the identity map)."""
+        found = self._notebook(name, assignment)
+        return self._gradebook.find_notebook(name, assignment) if found is None else found  # missing: its error
+
     def graded_cells(self, notebook: str, assignment: str) -> list[Any]:
         """The notebook's grade and task cells with their own columns, in one query (loading them through
         ``Notebook.grade_cells`` costs one more query per cell, for ``max_score``), in the gradebook's order."""
