@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from pathlib import Path
 
@@ -26,8 +25,19 @@ def _course(tmp_path: Path) -> Path:
     return root
 
 
-def _sandboxes() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("grader-kernel-*")}
+def _recording_sandboxes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The private directories made for this test's kernels (other xdist workers make their own in the
+    same temporary directory, so the test looks only at these)."""
+    made: list[Path] = []
+    original = kernels.sandbox
+
+    def sandbox() -> tuple[Path, Path, Path]:
+        paths = original()
+        made.append(paths[0])
+        return paths
+
+    monkeypatch.setattr(kernels, "sandbox", sandbox)
+    return made
 
 
 def _recording_spawns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, kernels.Kernel]]:
@@ -50,12 +60,13 @@ def test_the_kernel_forked_early_is_the_one_that_runs_the_notebook(
     course.place_submission(root, "correct", A, FIXTURES / "correct.ipynb")
     with Engine(root) as engine:
         spawned = _recording_spawns(monkeypatch)
-        before = _sandboxes()
+        sandboxes = _recording_sandboxes(monkeypatch)
         outcome = engine.grade(A, "correct")
     assert outcome.status is Status.COMPLETED, outcome.log[-2000:]
     assert [name.startswith("grader-fork") for name, _ in spawned] == [True]  # one kernel, from the fork thread
     assert outcome.grades and sum(c.score or 0 for c in outcome.grades[0].cells) > 0  # and it ran the cells
-    assert gone(spawned[0][1].pid) and _sandboxes() <= before
+    assert len(sandboxes) == 1 and gone(spawned[0][1].pid)
+    assert not sandboxes[0].exists(), "the kernel's directory was left behind"
 
 
 def test_a_notebook_refused_before_execution_leaves_no_kernel_or_directory(
@@ -67,12 +78,12 @@ def test_a_notebook_refused_before_execution_leaves_no_kernel_or_directory(
     (folder / f"{A}.ipynb").write_text('{"cells": [')  # nbgrader cannot read it: its sanitize pass fails
     with Engine(root) as engine:
         spawned = _recording_spawns(monkeypatch)
-        before = _sandboxes()
+        sandboxes = _recording_sandboxes(monkeypatch)
         outcome = engine.grade(A, "garbled")
     assert outcome.status is Status.INCOMPLETE
-    assert len(spawned) == 1  # forked early, never used
+    assert len(spawned) == 1 and len(sandboxes) == 1  # forked early, never used
     assert gone(spawned[0][1].pid), "the unused kernel outlived its grading"
-    assert _sandboxes() <= before, "the unused kernel's directory was left behind"
+    assert not sandboxes[0].exists(), "the unused kernel's directory was left behind"
 
 
 def test_a_step_with_other_settings_gets_a_kernel_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

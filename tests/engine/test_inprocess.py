@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from grader import course
 from grader.engine import inprocess
+from tests.fixtures.sql import sent_statements
 from tests.service.queue.cluster import Postgres
 
 
@@ -103,23 +102,6 @@ def test_gradebooks_opened_in_bound_write_in_the_callers_one_transaction(tmp_pat
             engine.dispose()
 
 
-@contextlib.contextmanager
-def _statements() -> Iterator[list[str]]:
-    """The SQL statements any engine sends meanwhile."""
-    import sqlalchemy as sa
-
-    sent: list[str] = []
-
-    def note(conn: object, cursor: object, statement: str, *args: object) -> None:
-        sent.append(statement)
-
-    sa.event.listen(sa.engine.Engine, "before_cursor_execute", note)
-    try:
-        yield sent
-    finally:
-        sa.event.remove(sa.engine.Engine, "before_cursor_execute", note)
-
-
 def _gradebook_with_every_kind_of_cell(url: str) -> None:
     from nbgrader.api import Gradebook
 
@@ -188,7 +170,7 @@ def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(datab
         with Gradebook(url) as gradebook:
             theirs = stock(gradebook, "ps", "stock", **when)
             ours = gradebook.add_submission("ps", "fast", **when)
-            with _statements() as asked:  # nbgrader's log line names the submission: loaded with it
+            with sent_statements() as asked:  # nbgrader's log line names the submission: loaded with it
                 assert repr(ours) == "SubmittedAssignment<ps for fast>"
             assert asked == []
             assert repr(theirs) == "SubmittedAssignment<ps for stock>"

@@ -120,9 +120,15 @@ def test_a_flood_then_stderr_in_a_test_scores_0_under_the_engine_and_stock_nbgra
     engine, stock = graded["engine"], graded["stock"]
     for student in students:  # every other test, and the flood without stderr: full marks, as stock
         for grade_id, cell in engine[student].items():
+            if (student, grade_id) == ("floods-then-stderr", TEST):
+                # Scored 0 with the stderr line on both sides (above). The rest of the text may differ:
+                # ipykernel flushes stdout and stderr on their own timers, so under stock nbgrader the
+                # stderr output can arrive amid the flood, and where it lands decides whether
+                # LimitOutput ends it with its truncation mark (CI saw both).
+                assert cell.score == stock[student][grade_id].score
+                continue
             assert (cell.score, cell.errors) == (stock[student][grade_id].score, stock[student][grade_id].errors)
-            if (student, grade_id) != ("floods-then-stderr", TEST):
-                assert cell.score == cell.max_score, (student, grade_id, cell.message[:300])
+            assert cell.score == cell.max_score, (student, grade_id, cell.message[:300])
 
 
 def test_the_engine_keeps_the_defence_where_a_course_left_it_out(tmp_path: Path) -> None:

@@ -13,11 +13,11 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-import sqlalchemy as sa
 
 from grader.service.config import ServiceConfig
 from grader.service.grading import execution, intake, scoring
 from grader.service.records.models import Execution, Grade, Submission
+from tests.fixtures.sql import sent_statements
 
 from ..conftest import fixture_bytes
 from .course import Graded, started
@@ -97,17 +97,9 @@ def test_a_manual_score_a_ta_gave_wins_as_in_the_gradebook(grading: Course) -> N
 
 def test_scoring_a_completed_run_reads_nothing_back(grading: Course, monkeypatch: pytest.MonkeyPatch) -> None:
     submission, ran = grading.run("rows-quiet", "correct")
-    statements: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
-
-    sa.event.listen(sa.engine.Engine, "before_cursor_execute", count)
     monkeypatch.setattr(scoring.nbformat, "read", _refuse)
-    try:
+    with sent_statements() as statements:
         grade = scoring.score(grading.config, submission, NOTEBOOK, ran)
-    finally:
-        sa.event.remove(sa.engine.Engine, "before_cursor_execute", count)
     assert statements == []
     assert grade.score == grade.max_score > 0
 

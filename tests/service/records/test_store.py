@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from grader.service.records.models import TestResult
 from grader.service.records.store import Store
 from grader.service.records.tables import submissions
+from tests.fixtures.sql import sent_statements
 
 
 @pytest.fixture
@@ -26,16 +26,8 @@ def store(tmp_path: Path) -> Store:
 
 @pytest.fixture
 def statements() -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def note(conn: object, cursor: object, statement: str, *args: object) -> None:
-        seen.append(statement)
-
-    sa.event.listen(sa.engine.Engine, "before_cursor_execute", note)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(sa.engine.Engine, "before_cursor_execute", note)
+    with sent_statements() as sent:
+        yield sent
 
 
 def _graded(store: Store, tmp_path: Path, when: dt.datetime) -> int:
