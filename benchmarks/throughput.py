@@ -149,6 +149,10 @@ class Run:
     peak_process_kib: int
     peak_total_kib: int
     cpu_source: str = ""
+    log: str = field(default="", repr=False)  # what the command printed
+
+    def figures(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "log"}
 
 
 def _timed(command: list[str], root: Path, label: str) -> Run:
@@ -169,7 +173,8 @@ def _timed(command: list[str], root: Path, label: str) -> Run:
     group.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed:\n{output.decode(errors='replace')[-3000:]}")
-    return Run(seconds, cpu, memory.peak_process_kib, memory.peak_total_kib, group.kind)
+    log = output.decode(errors="replace")
+    return Run(seconds, cpu, memory.peak_process_kib, memory.peak_total_kib, group.kind, log)
 
 
 def stock_batch(root: Path, assignment: str) -> Run:
@@ -378,6 +383,15 @@ def _parse(value: str):  # type: ignore[no-untyped-def]
 # --- the table -----------------------------------------------------------------------------------------
 
 
+def said_of(log: str, student: str, students: list[str]) -> list[str]:
+    """The lines of a batch's ``log`` from its first naming ``student`` to its first naming another."""
+    lines = log.splitlines()
+    start = next((i for i, line in enumerate(lines) if student in line), len(lines))
+    others = [s for s in students if s != student and s not in student]
+    end = next((i for i in range(start + 1, len(lines)) if any(s in lines[i] for s in others)), len(lines))
+    return lines[start:end]
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -497,13 +511,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     for key in differing[:20]:
         print(f"  {key[0]} {key[1]}: stock {expected.get(key)}")
+    for student in sorted({key[0] for key in differing})[:3]:  # why: what stock said while grading them
+        said = said_of(stock.log, student, students)
+        print(f"stock nbgrader autograde on {student} ({len(said)} lines, the last 40):", *said[-40:], sep="\n  ")
     if args.json:
         figures = {
             "n": n,
             "assignment": args.assignment,
             "jobs": args.jobs,
-            "stock": stock.__dict__,
-            "engine": engine.__dict__,
+            "stock": stock.figures(),
+            "engine": engine.figures(),
             "warm": {"seconds": warm_seconds, "cpu_seconds": warm_cpu},
             "limit": {"seconds": limit_seconds, "cpu_seconds": limit_cpu},
             "stock_latency": stock_lat,

@@ -42,3 +42,24 @@ def test_a_tiny_benchmark_run_prints_the_table_and_identical_scores(tmp_path: Pa
     assert data["warm"]["cpu_seconds"] > 0 and data["limit"]["cpu_seconds"] > 0
     # the limit does less than the warm engine with the same cells: it cannot cost more CPU than it, by far
     assert data["limit"]["cpu_seconds"] < 2 * data["warm"]["cpu_seconds"]
+
+
+def test_where_scores_differ_the_benchmark_shows_what_stock_said_while_grading_that_student() -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import throughput
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    log = "\n".join(
+        [
+            "[AutogradeApp | INFO] Autograding submitted/s001/ps1/ps1.ipynb",
+            "[AutogradeApp | INFO] Autograding submitted/s000-alt/ps1/ps1.ipynb",
+            "[AutogradeApp | ERROR] Timeout waiting for execute reply (5s).",
+            "Traceback (most recent call last):",
+            "[AutogradeApp | INFO] Autograding submitted/s002/ps1/ps1.ipynb",
+        ]
+    )
+    students = ["s000-alt", "s001", "s002"]
+    assert throughput.said_of(log, "s000-alt", students) == log.splitlines()[1:4]
+    assert throughput.said_of(log, "s002", students) == log.splitlines()[4:]
+    assert throughput.said_of(log, "s009", students) == []
