@@ -8,7 +8,8 @@ import pytest
 
 from grader import course
 from grader.engine import bulk, inprocess
-from tests.engine.test_inprocess import _gradebook_with_every_kind_of_cell, _statements
+from tests.engine.test_inprocess import _gradebook_with_every_kind_of_cell
+from tests.fixtures.sql import sent_statements
 
 
 def test_find_notebook_is_asked_once_and_answers_as_nbgrader(tmp_path: Path) -> None:
@@ -22,7 +23,7 @@ def test_find_notebook_is_asked_once_and_answers_as_nbgrader(tmp_path: Path) -> 
     _gradebook_with_every_kind_of_cell(url)
     with Gradebook(url) as gradebook:
         view = bulk._Prefetched(gradebook)
-        with _statements() as asked:
+        with sent_statements() as asked:
             found = view.find_notebook("first", "ps")
             assert view.find_notebook("first", "ps") is found
             view.find_graded_cell("answer", "first", "ps")  # OverwriteCells' first lookup reads it no more

@@ -114,6 +114,7 @@ def _gradebook_with_every_kind_of_cell(url: str) -> None:
             gradebook.add_solution_cell("answer", notebook, "ps")  # ... written by the student: both rows
             gradebook.add_solution_cell("prose", notebook, "ps")
             gradebook.add_task_cell("task", notebook, "ps", max_score=3, cell_type="markdown")
+        gradebook.add_assignment("empty")  # no notebook (yet): a submission of it has no notebook rows
         for student in ("stock", "fast"):
             gradebook.add_student(student)
 
@@ -169,7 +170,10 @@ def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(datab
         when = {"timestamp": "2026-12-02 10:30:00", "extension": dt.timedelta(hours=2)}
         with Gradebook(url) as gradebook:
             theirs = stock(gradebook, "ps", "stock", **when)
-            ours = gradebook.add_submission("ps", "fast", **when)
+            with sent_statements() as sent:
+                ours = gradebook.add_submission("ps", "fast", **when)
+            reads = [s for s in sent if s.lstrip().upper().startswith("SELECT")]
+            assert len(reads) == 2, reads  # the assignment, student, notebooks and cells; the submission back
             with sent_statements() as asked:  # nbgrader's log line names the submission: loaded with it
                 assert repr(ours) == "SubmittedAssignment<ps for fast>"
             assert asked == []
@@ -183,10 +187,17 @@ def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(datab
         stored = _rows_of(url, "fast")
         assert stored == _rows_of(url, "stock")
         assert [len(rows) for rows in stored.values()] == [1, 2, 6, 6]
+        with Gradebook(url) as gradebook:
+            assert len(gradebook.add_submission("empty", "fast").notebooks) == 0
+            assert len(stock(gradebook, "empty", "stock").notebooks) == 0
+        stored = _rows_of(url, "fast")
+        assert stored == _rows_of(url, "stock")
+        assert [len(rows) for rows in stored.values()] == [2, 2, 6, 6]
 
         with Gradebook(url) as gradebook:
             for args, kind in (
                 (("nope", "fast"), MissingEntry),
+                (("nope", "nobody"), MissingEntry),  # the assignment is named first, as nbgrader does
                 (("ps", "nobody"), MissingEntry),
                 (("ps", "fast"), InvalidEntry),
             ):
