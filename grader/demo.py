@@ -34,12 +34,13 @@ class ExampleScore:
 
 
 def run(root: Path = course.REPO_ROOT, say: Callable[[str], None] = print) -> list[ExampleScore]:
-    say("Generating the student releases (nbgrader generate_assignment --force) ...")
-    course.generate_releases(root)
-    # a course where the service ran may have students holding values drawn from a lost secret
+    # first, since it reads only source/: a course where the service ran may have students holding values drawn
+    # from a lost secret, and the demo stops at once instead of after generating every release
     made = marked.ensure_secret(root, first_run=not (root / "service-data").exists())
     if made:
         say(f"Created the course secret that draws each student's variant values: {made}")
+    say("Generating the student releases (nbgrader generate_assignment --force) ...")
+    course.generate_releases(root)
     scores: list[ExampleScore] = []
     for assignment, examples in SHOWCASE.items():
         for example in examples:

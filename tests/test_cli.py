@@ -257,7 +257,8 @@ def test_tokens_issue_with_a_bad_expiry_says_so_in_one_sentence(scratch_course: 
 def test_demo_on_a_fresh_course_makes_the_variant_secret_and_grades_the_examples(tmp_path: Path) -> None:
     """`grader demo` on a clone that never ran the service: the course secret is made (ps2 and ps3 give each
     student their own values), then every showcased example is graded; once the service has run, a lost
-    secret stops the demo with one sentence instead of silently drawing new values."""
+    secret stops the demo with one sentence, before any release is generated, instead of silently drawing new
+    values."""
     root = course.copy_course(tmp_path / "course")
     env = {k: v for k, v in os.environ.items() if k != "GRADER_VARIANT_SECRET"}
     env["GRADER_COURSE_ROOT"] = str(root)
@@ -276,3 +277,4 @@ def test_demo_on_a_fresh_course_makes_the_variant_secret_and_grades_the_examples
     again = subprocess.run([GRADER, "demo"], env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 2
     assert "This course gives students variants but has no course secret: restore" in again.stderr
+    assert "Generating the student releases" not in again.stdout  # stopped before any nbgrader run

@@ -217,7 +217,8 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
         if not found[0].student_known:
             raise api.MissingEntry(f"No such student: {student}")
         assignment_id = found[0].assignment_id
-        submitted = {row.notebook_id: api.new_uuid() for row in found if row.notebook_id is not None}
+        notebooks = dict.fromkeys(row.notebook_id for row in found if row.notebook_id is not None)
+        submitted = {notebook_id: api.new_uuid() for notebook_id in notebooks}  # one id per notebook, not per cell row
         cells = [row for row in found if row.cell_id is not None]
         submission_id = api.new_uuid()
         rows = {

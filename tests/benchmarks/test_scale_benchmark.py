@@ -12,7 +12,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scale.py"
 
 def test_a_small_burst_prints_throughput_latency_and_speed_up(tmp_path: Path) -> None:
     figures = tmp_path / "scale.json"
-    args = ["-n", "12", "--stock", "1", "--json", str(figures)]
+    args = ["-n", "12", "--stock", "1", "--sql-jobs", "2", "--json", str(figures)]
     proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "12 submissions of ps1_tensors" in proc.stdout
@@ -26,3 +26,6 @@ def test_a_small_burst_prints_throughput_latency_and_speed_up(tmp_path: Path) ->
         assert run["status_requests"] > 0
     assert data["stock_s_per_submission"] > 0
     assert "| stock `nbgrader autograde`, 1 of the same notebooks |" in proc.stdout
+    assert "SQL per job on PostgreSQL (a worker's pipeline in process, mean of 2 jobs):" in proc.stdout
+    assert data["sql"]["jobs"] == 2 and data["sql"]["statements"]["execution"] > 0
+    assert sum(data["sql"]["commits"].values()) == 3  # intake, then a worker's two: the claim and the job
