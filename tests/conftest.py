@@ -70,7 +70,7 @@ TEST_VARIANT_SECRET = "tests-only-variant-secret-0123456789abcdef"
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("GRADER_VARIANT_SECRET", TEST_VARIANT_SECRET)
-    released.install()
+    released.install(worker=hasattr(config, "workerinput"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

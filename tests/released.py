@@ -10,11 +10,18 @@ asked for and the bytes of ``nbgrader_config.py`` and of every file under their 
 test that edits a source notebook or the configuration gets a release of its own. Every other call
 (another database, a gradebook already holding data, this repository itself) runs nbgrader as before.
 ``uncached`` is the real function, for the tests of the release itself.
+
+The cache is one folder for the whole run, shared by pytest-xdist's worker processes: the controlling
+process makes it (and removes it at the end) and names it in ``$GRADER_TEST_RELEASES``, which the workers
+it starts inherit. A lock file per set of inputs (``fcntl.flock``) makes the first process to need a
+release generate it while any other waits, then copies it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import shutil
 import tempfile
 import threading
@@ -24,20 +31,26 @@ from pathlib import Path
 from grader import course
 
 uncached = course.generate_releases
+SHARED = "GRADER_TEST_RELEASES"
 _folder: Path | None = None
+_owner = False
 _locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
 
-def install() -> None:
-    global _folder
-    _folder = Path(tempfile.mkdtemp(prefix="grader-test-releases-"))
+def install(worker: bool) -> None:
+    """Wrap ``course.generate_releases``; an xdist ``worker`` uses the folder its controlling process made."""
+    global _folder, _owner
+    shared = os.environ.get(SHARED)
+    _owner = not (worker and shared)
+    _folder = Path(tempfile.mkdtemp(prefix="grader-test-releases-")) if _owner else Path(str(shared))
+    os.environ[SHARED] = str(_folder)
     course.generate_releases = generate_releases
 
 
 def uninstall() -> None:
     course.generate_releases = uncached
-    if _folder is not None:
+    if _folder is not None and _owner:
         shutil.rmtree(_folder, ignore_errors=True)
 
 
@@ -52,10 +65,11 @@ def generate_releases(
     with _guard:
         lock = _locks.setdefault(key, threading.Lock())
     kept = _folder / key
-    with lock:
+    with lock, (_folder / f"{key}.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the other processes of the run wait here; released when closed
         if not kept.exists():
             uncached(root, chosen)
-            staging = _folder / f"{key}.staging"
+            staging = _folder / f"{key}.staging-{os.getpid()}"
             for name in chosen:
                 shutil.copytree(root / "release" / name, staging / "release" / name)
             shutil.copy2(root / "gradebook.db", staging / "gradebook.db")

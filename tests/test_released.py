@@ -1,0 +1,55 @@
+"""The session's cache of releases (``tests/released.py``): one generation per set of inputs for the whole run."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from tests import released
+
+
+def _course(root: Path) -> Path:
+    (root / "source" / "ps1").mkdir(parents=True)
+    (root / "source" / "ps1" / "ps1.ipynb").write_text("{}")
+    (root / "nbgrader_config.py").write_text("c = get_config()\n")
+    return root
+
+
+def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As two xdist workers do: the second waits on the first's lock, then copies what it kept."""
+    log = tmp_path / "generated.log"
+
+    def generate(root: Path, names: Iterable[str], db_url: str | None = None) -> None:
+        with log.open("a") as out:
+            out.write(f"{root.name}\n")
+        time.sleep(1.0)  # long enough for the other process to ask meanwhile
+        for name in names:
+            (root / "release" / name).mkdir(parents=True)
+            (root / "release" / name / f"{name}.ipynb").write_text(f"released by {root.name}")
+        (root / "gradebook.db").write_text("gradebook")
+
+    monkeypatch.setattr(released, "uncached", generate)
+    monkeypatch.setattr(released, "_folder", tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    roots = [_course(tmp_path / name) for name in ("first", "second")]
+    children = []
+    for root in roots:
+        pid = os.fork()
+        if pid == 0:  # the child: ask for the release, and say how it went in its exit code
+            code = 1
+            try:
+                released.generate_releases(root, ["ps1"])
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    assert [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children] == [0, 0]
+    assert len(log.read_text().splitlines()) == 1  # generated once
+    made = {(root / "release" / "ps1" / "ps1.ipynb").read_text() for root in roots}
+    assert len(made) == 1 and all((root / "gradebook.db").read_text() == "gradebook" for root in roots)
