@@ -14,7 +14,7 @@ test that edits a source notebook or the configuration gets a release of its own
 The cache is one folder for the whole run, shared by pytest-xdist's worker processes: the controlling
 process makes it (and removes it at the end) and names it in ``$GRADER_TEST_RELEASES``, which the workers
 it starts inherit. A lock file per set of inputs (``fcntl.flock``) makes the first process to need a
-release generate it while any other waits, then copies it.
+release generate it while any other process or thread waits, then copies it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -34,8 +33,6 @@ uncached = course.generate_releases
 SHARED = "GRADER_TEST_RELEASES"
 _folder: Path | None = None
 _owner = False
-_locks: dict[str, threading.Lock] = {}
-_guard = threading.Lock()
 
 
 def install(worker: bool) -> None:
@@ -62,11 +59,11 @@ def generate_releases(
         uncached(root, chosen, db_url)
         return
     key = _inputs(root, chosen)
-    with _guard:
-        lock = _locks.setdefault(key, threading.Lock())
     kept = _folder / key
-    with lock, (_folder / f"{key}.lock").open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # the other processes of the run wait here; released when closed
+    with (_folder / f"{key}.lock").open("w") as held:
+        # flock belongs to this open file description: other processes of the run, and other threads
+        # of this one (each opens the file anew), wait here; released when closed
+        fcntl.flock(held, fcntl.LOCK_EX)
         if not kept.exists():
             uncached(root, chosen)
             staging = _folder / f"{key}.staging-{os.getpid()}"

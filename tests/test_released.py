@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -19,22 +20,31 @@ def _course(root: Path) -> Path:
     return root
 
 
-def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As two xdist workers do: the second waits on the first's lock, then copies what it kept."""
-    log = tmp_path / "generated.log"
-
+def _fake_generate(log: Path) -> Callable[[Path, Iterable[str], str | None], None]:
     def generate(root: Path, names: Iterable[str], db_url: str | None = None) -> None:
         with log.open("a") as out:
             out.write(f"{root.name}\n")
-        time.sleep(1.0)  # long enough for the other process to ask meanwhile
+        time.sleep(1.0)  # long enough for the other asker to ask meanwhile
         for name in names:
             (root / "release" / name).mkdir(parents=True)
             (root / "release" / name / f"{name}.ipynb").write_text(f"released by {root.name}")
         (root / "gradebook.db").write_text("gradebook")
 
-    monkeypatch.setattr(released, "uncached", generate)
+    return generate
+
+
+def _generated_once_and_both_got_it(log: Path, roots: list[Path]) -> None:
+    assert len(log.read_text().splitlines()) == 1  # generated once
+    made = {(root / "release" / "ps1" / "ps1.ipynb").read_text() for root in roots}
+    assert len(made) == 1 and all((root / "gradebook.db").read_text() == "gradebook" for root in roots)
+
+
+def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As two xdist workers do: the second waits on the first's lock, then copies what it kept."""
+    log = tmp_path / "generated.log"
+    monkeypatch.setattr(released, "uncached", _fake_generate(log))
     monkeypatch.setattr(released, "_folder", tmp_path / "cache")
     (tmp_path / "cache").mkdir()
     roots = [_course(tmp_path / name) for name in ("first", "second")]
@@ -50,6 +60,28 @@ def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
                 os._exit(code)
         children.append(pid)
     assert [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children] == [0, 0]
-    assert len(log.read_text().splitlines()) == 1  # generated once
-    made = {(root / "release" / "ps1" / "ps1.ipynb").read_text() for root in roots}
-    assert len(made) == 1 and all((root / "gradebook.db").read_text() == "gradebook" for root in roots)
+    _generated_once_and_both_got_it(log, roots)
+
+
+def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call opens the lock file anew, so ``flock`` excludes threads of one process too."""
+    log = tmp_path / "generated.log"
+    monkeypatch.setattr(released, "uncached", _fake_generate(log))
+    monkeypatch.setattr(released, "_folder", tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    roots = [_course(tmp_path / name) for name in ("first", "second")]
+    failures: list[BaseException] = []
+
+    def ask(root: Path) -> None:
+        try:
+            released.generate_releases(root, ["ps1"])
+        except BaseException as error:  # reported below, on the test's own thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=ask, args=(root,)) for root in roots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    _generated_once_and_both_got_it(log, roots)
