@@ -130,11 +130,14 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 
 
 def hidden_paths(course_root: str | None) -> list[str]:
-    """What a kernel must not see, for the course at ``course_root``."""
+    """What a kernel must not see, for the course at ``course_root``: also what does not exist yet, since
+    the zygote reads this once at its start, and ``submitted/``, the gradebook or the course secret may
+    be made after it (a course's first submission, a service's first run); ``_hide`` covers what exists
+    when each kernel is forked."""
     paths = [os.path.join(course_root, p) for p in PRIVATE_COURSE_PATHS] if course_root else []
     if course_root:
         paths.append(_secret_file(course_root))
-    return [p for p in dict.fromkeys(paths + list(RUNTIME_PATHS)) if os.path.lexists(p)]
+    return list(dict.fromkeys(paths + list(RUNTIME_PATHS)))
 
 
 @functools.cache
