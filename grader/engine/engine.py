@@ -10,6 +10,7 @@ from types import TracebackType
 from traitlets.config import Config
 
 from ..variants import marked
+from . import sandbox
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
 from .limits import Limits
@@ -58,6 +59,7 @@ class Engine:
         """Launch the zygote, import nbgrader's conversion machinery meanwhile, then wait for the zygote."""
         self.zygote.launch()
         warm_up()
+        sandbox.close_course(str(self.root), sqlite_file(str(self.config.CourseDirectory.db_url)))
         self.zygote.start()
         for missing in self.zygote.sandbox_off:
             log.warning("kernel sandbox: no %s", missing)
@@ -79,3 +81,11 @@ class Engine:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def sqlite_file(db_url: str) -> str | None:
+    """The database file of a ``sqlite:///PATH`` URL; None for any other database (or SQLite in memory)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    return url.database if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:") else None

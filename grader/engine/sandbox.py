@@ -140,6 +140,31 @@ def hidden_paths(course_root: str | None) -> list[str]:
     return list(dict.fromkeys(paths + list(RUNTIME_PATHS)))
 
 
+# Private directories a grading writes into while kernels run: made before the first kernel, so that
+# every kernel finds them there to cover (a path made after a kernel was forked is not covered in it).
+WRITTEN_WHILE_GRADING = ("submitted", "autograded", "feedback")
+OTHERS = 0o007  # a file's permission bits for users other than its owner and group
+
+
+def close_course(course_root: str, database: str | None) -> None:
+    """Before the first kernel of a grading process: what the grading writes later stays out of kernels' reach.
+
+    Makes ``WRITTEN_WHILE_GRADING``, and takes the other users' permissions off the SQLite ``database``
+    (the gradebook's file, wherever it is): SQLite gives its rollback journal and write-ahead log the
+    database's permissions, and those files come and go with every write, so no mount can cover them,
+    while the kernel's own user is one of those others. Only as root, where each kernel has a user of
+    its own (``OWN_USER``); otherwise the kernel runs as the grader's user, and ``enter`` says so.
+    """
+    if os.geteuid() != 0:
+        return
+    for name in WRITTEN_WHILE_GRADING:
+        os.makedirs(os.path.join(course_root, name), exist_ok=True)
+    if database and os.path.isfile(database):
+        mode = os.stat(database).st_mode
+        if mode & OTHERS:
+            os.chmod(database, mode & 0o7777 & ~OTHERS)
+
+
 @functools.cache
 def _secret_file(course_root: str) -> str:
     """The course secret of per-student variants, where ``nbgrader_config.py`` puts it."""

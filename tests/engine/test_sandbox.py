@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from grader import course
 from grader.engine import sandbox
+from grader.engine.engine import Engine
 from grader.engine.kernel import Zygote
 from tests.fixtures import claims
 
@@ -51,3 +60,77 @@ def test_what_a_course_makes_after_its_zygote_started_is_hidden_from_every_kerne
     printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
     covered = _mount_points(printed)
     assert [name for name in MADE_LATER if os.path.realpath(root / name) not in covered] == []
+
+
+READ_LATER = """
+import os, time
+for _path in {paths!r}:
+    for _ in range(100):  # as a patient notebook would: wait for the file to appear
+        if os.path.exists(_path):
+            break
+        time.sleep(0.02)
+    try:
+        with open(_path, "rb") as _f:
+            print(_path, "READ", _f.read()[:40])
+    except OSError as _error:
+        print(_path, type(_error).__name__)
+"""
+
+
+@pytest.fixture
+def course_outside_scratch() -> Iterator[Path]:
+    """A course where kernels could reach it: not under /tmp, /var/tmp or /dev/shm (each kernel gets
+    those fresh and empty), in a world-readable folder, as a course on a shared machine is."""
+    claims.root_only("a kernel's own user and mount namespace need root")
+    root = Path(tempfile.mkdtemp(prefix="grader-test-course-", dir="/var/lib"))
+    try:
+        os.chmod(root, 0o755)
+        _bare_course(root)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_what_a_grading_writes_while_a_kernel_runs_stays_out_of_its_reach(course_outside_scratch: Path) -> None:
+    """The gradebook's rollback journal comes and goes with every write, and the first grading of a
+    course makes ``autograded/`` and ``feedback/`` while its first kernels run: no mount made when a
+    kernel is forked can cover them. ``close_course`` makes the folders first and takes the other users'
+    permissions off the gradebook, which SQLite gives its journal. Without it the kernel reads both."""
+    root = course_outside_scratch
+    database = root / "gradebook.db"
+    sqlite3.connect(database).close()
+    os.chmod(database, 0o644)  # as SQLite makes it, under the usual umask
+    sandbox.close_course(str(root), str(database))
+    assert stat.S_IMODE(database.stat().st_mode) == 0o640
+    assert all((root / name).is_dir() for name in sandbox.WRITTEN_WHILE_GRADING)
+    journal, autograded = root / "gradebook.db-journal", root / "autograded" / "bo" / "ps1" / "ps1.ipynb"
+    with Zygote(root) as zygote, fresh(zygote) as kernel:
+        writer = sqlite3.connect(database, isolation_level=None)
+        try:
+            writer.execute("BEGIN")
+            writer.execute("CREATE TABLE grade (score REAL)")
+            writer.execute("INSERT INTO grade VALUES (1.0)")
+            assert journal.exists()  # the write transaction holds its rollback journal
+            autograded.parent.mkdir(parents=True)
+            autograded.write_text("HIDDEN TESTS OF ANOTHER STUDENT")
+            run = kernel.run(READ_LATER.format(paths=(str(journal), str(autograded))))
+        finally:
+            writer.execute("COMMIT")
+            writer.close()
+    assert run.error is None, run.error
+    printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+    assert printed.splitlines() == [f"{journal} PermissionError", f"{autograded} FileNotFoundError"], printed
+
+
+def test_the_engine_closes_the_course_before_its_first_kernel(tmp_path: Path) -> None:
+    claims.root_only("the kernels have users of their own only as root")
+    root = course.copy_course(tmp_path / "course")
+    database = root / "gradebook.db"
+    sqlite3.connect(database).close()
+    os.chmod(database, 0o664)
+    engine = Engine(root).start()
+    try:
+        assert stat.S_IMODE(database.stat().st_mode) == 0o660
+        assert [name for name in sandbox.WRITTEN_WHILE_GRADING if not (root / name).is_dir()] == []
+    finally:
+        engine.close()
