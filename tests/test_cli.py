@@ -186,6 +186,27 @@ def test_worker_without_a_shared_database_says_what_to_give(tmp_path: Path) -> N
     assert "the broker URL must be redis://HOST:PORT/DB or amqp://USER:PASSWORD@HOST:PORT/VHOST" in proc.stderr
 
 
+def test_serve_and_worker_that_stop_at_start_up_leave_no_zygote_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both launch the course's zygote before readying the rest (its start-up overlaps theirs), so a
+    failure after that must still close it: its process and its folder under $TMPDIR."""
+    root = course.copy_course(tmp_path / "course")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    proc = run("worker", "--db-url", "postgresql+psycopg2://postgres@127.0.0.1:1/nowhere", root=root)
+    assert proc.returncode == 2 and "the database did not answer" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == []
+    # serve, on a second start that finds the course secret gone (drawn values would change): refused
+    Store(course.gradebook_url(root), create=True)
+    monkeypatch.delenv("GRADER_VARIANT_SECRET", raising=False)
+    proc = run("serve", root=root)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "has no course secret" in proc.stderr.strip().splitlines()[-1], proc.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == []
+
+
 def test_every_command_finds_the_course_as_nbgrader_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``grader autograde`` inside a copy of the course graded the installed checkout's ``submitted/``
     (issue 16); now: ``--course``, else ``$GRADER_COURSE_ROOT``, else the current directory when it

@@ -13,6 +13,7 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..engine.engine import Engine
+    from ..engine.kernel import Zygote
 
 FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
 COUNTING = ("latest", "best")
@@ -62,11 +63,22 @@ class ServiceConfig:
         """A notebook's limits, as the engine takes them."""
         return Limits(self.notebook_timeout_s, self.memory_limit_bytes, self.resident_limit_bytes)
 
-    def engine(self) -> Engine:
-        """The grading engine for this course, database and limits: the one way the service builds one."""
+    def engine(self, zygote: Zygote | None = None) -> Engine:
+        """The grading engine for this course, database and limits: the one way the service builds one.
+        ``zygote``: this course's, launched early (``launch_zygote``); the engine then owns it."""
         from ..engine.engine import Engine
 
-        return Engine(self.course_root, self.db_url, self.limits)
+        return Engine(self.course_root, self.db_url, self.limits, zygote=zygote)
+
+    def launch_zygote(self) -> Zygote:
+        """This course's zygote, launched now without waiting: its start-up (importing torch, warming the
+        checks: seconds) runs while the process imports and prepares the rest. Give it to ``engine``, and
+        close it if anything fails before the engine has it."""
+        from ..engine.kernel import Zygote
+
+        zygote = Zygote(self.course_root)
+        zygote.launch()
+        return zygote
 
     def policy(self, assignment: str) -> str:
         return self.feedback_policy.get(assignment, "immediate")

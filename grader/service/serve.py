@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import course
-from ..variants import marked
 from . import config as service_config
-from .queue import broker
-from .records.store import Store
+
+if TYPE_CHECKING:
+    from ..engine.kernel import Zygote
+    from .records.store import Store
 
 
 def prepare(cfg: service_config.ServiceConfig) -> None:
@@ -43,11 +44,25 @@ Try it:
 
 
 def run(db_url: str | None = None, broker_url: str | None = None, **overrides: Any) -> int:
+    cfg = service_config.load(db_url=db_url, broker_url=broker_url, **overrides)
+    # the local queue's zygote starts first (seconds: it imports torch), while this process imports the
+    # web app and readies the database; a broker's workers grade elsewhere and need none here
+    zygote = None if cfg.broker_url else cfg.launch_zygote()
+    try:
+        return _serve(cfg, zygote)
+    finally:
+        if zygote is not None:  # the engine closed it already, unless start-up failed before it took it
+            zygote.close()
+
+
+def _serve(cfg: service_config.ServiceConfig, zygote: Zygote | None) -> int:
     import uvicorn
 
+    from ..variants import marked
+    from .queue import broker
+    from .records.store import Store
     from .web.app import create_app
 
-    cfg = service_config.load(db_url=db_url, broker_url=broker_url, **overrides)
     store = Store(cfg.db_url, create=True)  # an empty database gets the tables; an old one is refused, not upgraded
     if store.created:
         print("Created the grading service's tables in the database (first run).", flush=True)
@@ -72,5 +87,5 @@ Grading service for {", ".join(course.assignments(cfg.course_root))}: {url}
         flush=True,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level="info")
+    uvicorn.run(create_app(cfg, zygote=zygote), host=cfg.host, port=cfg.port, log_level="info")
     return 0

@@ -12,10 +12,13 @@ The job table is the queue (``records.tables.jobs``); a job is claimed in exactl
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import ServiceConfig
 from ..records.store import Store
+
+if TYPE_CHECKING:
+    from ...engine.kernel import Zygote
 
 
 class Queue(Protocol):
@@ -35,12 +38,15 @@ class Queue(Protocol):
         """Each part (threads, zygote, broker, workers) and its state in words, for the queue page."""
 
 
-def for_config(store: Store, config: ServiceConfig) -> Queue:
-    """The queue ``config`` asks for: a broker's when ``broker_url`` is set, else local threads."""
+def for_config(store: Store, config: ServiceConfig, zygote: Zygote | None = None) -> Queue:
+    """The queue ``config`` asks for: a broker's when ``broker_url`` is set, else local threads, whose
+    engine takes ``zygote`` (launched early, ``ServiceConfig.launch_zygote``) when there is one."""
     if config.broker_url:
         from .dispatch import Dispatcher
 
+        if zygote is not None:
+            raise ValueError("a zygote for a broker's queue: its workers, on other machines, grade")
         return Dispatcher(store, config)
     from .local import LocalWorkers
 
-    return LocalWorkers(store, config)
+    return LocalWorkers(store, config, zygote)

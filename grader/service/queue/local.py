@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import hooks
 from ..config import ServiceConfig
@@ -20,16 +21,19 @@ from ..records.models import Job
 from ..records.store import DATABASE_ERRORS, Store
 from . import leases
 
+if TYPE_CHECKING:
+    from ...engine.kernel import Zygote
+
 log = logging.getLogger("grader.service")
 
 LOCAL = "local"  # the worker name of the embedded queue's threads
 
 
 class LocalWorkers:
-    def __init__(self, store: Store, config: ServiceConfig) -> None:
+    def __init__(self, store: Store, config: ServiceConfig, zygote: Zygote | None = None) -> None:
         self.store = store
         self.config = config
-        self.engine = config.engine()
+        self.engine = config.engine(zygote)
         self.pipeline = Pipeline(store, config, self.engine, hooks.after_record(config))
         self.wake = threading.Event()
         self.stopping = threading.Event()

@@ -21,10 +21,9 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import course
-from ...engine.engine import Engine
 from ...errors import ConfigurationError, DatabaseUnavailable
 from .. import config as service_config
 from .. import hooks
@@ -34,6 +33,10 @@ from ..records.models import Job
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import deadlines
 from . import broker, leases
+
+if TYPE_CHECKING:
+    from ...engine.engine import Engine
+    from ...engine.kernel import Zygote
 
 log = logging.getLogger("grader.worker")
 
@@ -143,11 +146,20 @@ def run(db_url: str | None = None, broker_url: str | None = None, concurrency: i
     config = service_config.load(db_url=db_url, broker_url=broker_url)
     if not config.broker_url:  # none given anywhere: Redis on this machine
         config = service_config.load(db_url=db_url, broker_url=DEFAULT_BROKER)
+    # the zygote starts first (seconds: it imports torch), while this process readies the rest
+    zygote = config.launch_zygote()
+    try:
+        return _work(config, zygote, concurrency, name)
+    finally:
+        zygote.close()  # the engine closed it already, unless start-up failed before it took it
+
+
+def _work(config: ServiceConfig, zygote: Zygote, concurrency: int, name: str) -> int:
     prepare(config)
     store = Store(config.db_url)
     concurrency = concurrency or cpu_share()
     name = name or leases.worker_name()
-    engine = config.engine().start()
+    engine = config.engine(zygote).start()
     worker = Worker(store, config, engine, name, concurrency)
     celery = broker.app(config)
 

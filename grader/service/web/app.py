@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -24,6 +24,9 @@ from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
 from . import auth, exchange_api, http, hub, lti, pages, similarity
+
+if TYPE_CHECKING:
+    from ...engine.kernel import Zygote
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 
@@ -253,9 +256,10 @@ async def error_response(request: Request, error: Exception) -> Response:
     return JSONResponse({"error": str(error)}, status_code=status, headers=headers)
 
 
-def create_app(config: ServiceConfig, start_workers: bool = True) -> Starlette:
+def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote | None = None) -> Starlette:
+    """The service's app; ``zygote``, launched early (``ServiceConfig.launch_zygote``), goes to the local queue."""
     store = Store(config.db_url)
-    workers = queue.for_config(store, config)
+    workers = queue.for_config(store, config, zygote)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
