@@ -157,12 +157,20 @@ def close_course(course_root: str, database: str | None) -> None:
     """
     if os.geteuid() != 0:
         return
-    for name in WRITTEN_WHILE_GRADING:
-        os.makedirs(os.path.join(course_root, name), exist_ok=True)
-    if database and os.path.isfile(database):
-        mode = os.stat(database).st_mode
-        if mode & OTHERS:
-            os.chmod(database, mode & 0o7777 & ~OTHERS)
+    try:
+        for name in WRITTEN_WHILE_GRADING:
+            os.makedirs(os.path.join(course_root, name), exist_ok=True)
+        if database and os.path.isfile(database):
+            mode = os.stat(database).st_mode
+            if mode & OTHERS:
+                os.chmod(database, mode & 0o7777 & ~OTHERS)
+    except OSError as error:  # fail closed: no kernel runs while these would be within its reach
+        from ..errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"cannot keep the course's private files from the kernels ({error}): the grader needs to create "
+            f"{', '.join(WRITTEN_WHILE_GRADING)} in {course_root} and to change the gradebook's permissions"
+        ) from error
 
 
 @functools.cache

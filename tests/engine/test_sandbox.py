@@ -16,6 +16,7 @@ from grader import course
 from grader.engine import sandbox
 from grader.engine.engine import Engine
 from grader.engine.kernel import Zygote
+from grader.errors import ConfigurationError
 from tests.fixtures import claims
 
 from .conftest import fresh
@@ -134,3 +135,19 @@ def test_the_engine_closes_the_course_before_its_first_kernel(tmp_path: Path) ->
         assert [name for name in sandbox.WRITTEN_WHILE_GRADING if not (root / name).is_dir()] == []
     finally:
         engine.close()
+
+
+def test_a_course_that_cannot_be_closed_stops_the_start(tmp_path: Path) -> None:
+    """Fail closed: where the folders cannot be made, no kernel is started at all."""
+    claims.root_only("the course is closed only as root")
+    root = _bare_course(tmp_path / "course")
+    (root / "autograded").write_text("a file where the folder should be")
+    with pytest.raises(ConfigurationError) as raised:
+        sandbox.close_course(str(root), None)
+    assert str(raised.value).startswith(
+        "cannot keep the course's private files from the kernels ([Errno 17] File exists"
+    )
+    assert str(raised.value).endswith(
+        f"the grader needs to create submitted, autograded, feedback in {root} and to "
+        "change the gradebook's permissions"
+    )
