@@ -7,7 +7,10 @@ Linux only, without Docker.  In order, inside the freshly forked child:
    mount namespace the course's private paths (source notebooks with the
    hidden tests, submissions, autograded notebooks, feedback, the gradebook,
    the service's data, the configuration, the grader's own code) and the
-   runtime socket directories are covered by empty read-only file systems;
+   runtime socket directories are covered by empty read-only file systems
+   (what exists when the kernel is forked: before its first kernel the engine
+   makes the folders a grading writes into and keeps a SQLite gradebook's
+   journal from other users, ``close_course``);
 2. resource limits (``setrlimit``): address space, CPU seconds, processes,
    open files, file size, no core dumps;
 3. an unprivileged user of its own (``setuid``), a different uid per kernel
