@@ -9,6 +9,7 @@ from types import TracebackType
 
 from traitlets.config import Config
 
+from ..errors import ConfigurationError
 from ..variants import marked
 from . import sandbox
 from .autograde import Outcome, grade_one, load_config, warm_up
@@ -59,7 +60,11 @@ class Engine:
         """Launch the zygote, import nbgrader's conversion machinery meanwhile, then wait for the zygote."""
         self.zygote.launch()
         warm_up()
-        sandbox.close_course(str(self.root), sqlite_file(str(self.config.CourseDirectory.db_url)))
+        try:
+            sandbox.close_course(str(self.root), sqlite_file(str(self.config.CourseDirectory.db_url), self.root))
+        except ConfigurationError:
+            self.zygote.close()  # no kernel will run: nothing of the zygote stays behind
+            raise
         self.zygote.start()
         for missing in self.zygote.sandbox_off:
             log.warning("kernel sandbox: no %s", missing)
@@ -83,9 +88,12 @@ class Engine:
         self.close()
 
 
-def sqlite_file(db_url: str) -> str | None:
-    """The database file of a ``sqlite:///PATH`` URL; None for any other database (or SQLite in memory)."""
+def sqlite_file(db_url: str, root: Path) -> str | None:
+    """The database file of a ``sqlite:///PATH`` URL (a relative PATH is in the course ``root``, where nbgrader
+    opens it); None for any other database, or SQLite in memory."""
     from sqlalchemy.engine import make_url
 
     url = make_url(db_url)
-    return url.database if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:") else None
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return str(root / str(url.database))  # an absolute PATH stays itself

@@ -71,6 +71,9 @@ PRIVATE_COURSE_PATHS = (
     "feedback",
     "service-data",
     "gradebook.db",
+    "gradebook.db-wal",  # SQLite's write-ahead log and its index (the service's Store uses WAL): the
+    "gradebook.db-shm",  # newest rows are there before they reach gradebook.db
+    "gradebook.db-journal",
     "variant_secret.txt",  # grader.variants' default; a secret_file elsewhere is added by hidden_paths
     "nbgrader_config.py",
     "grader",
@@ -146,27 +149,34 @@ def hidden_paths(course_root: str | None) -> list[str]:
 # Private directories a grading writes into while kernels run: made before the first kernel, so that
 # every kernel finds them there to cover (a path made after a kernel was forked is not covered in it).
 WRITTEN_WHILE_GRADING = ("submitted", "autograded", "feedback")
+SQLITE_FILES = ("", "-wal", "-shm", "-journal")  # a SQLite database, its write-ahead log, its index, its journal
 OTHERS = 0o007  # a file's permission bits for users other than its owner and group
 
 
 def close_course(course_root: str, database: str | None) -> None:
     """Before the first kernel of a grading process: what the grading writes later stays out of kernels' reach.
 
-    Makes ``WRITTEN_WHILE_GRADING``, and takes the other users' permissions off the SQLite ``database``
-    (the gradebook's file, wherever it is): SQLite gives its rollback journal and write-ahead log the
-    database's permissions, and those files come and go with every write, so no mount can cover them,
-    while the kernel's own user is one of those others. Only as root, where each kernel has a user of
-    its own (``OWN_USER``); otherwise the kernel runs as the grader's user, and ``enter`` says so.
+    Makes ``WRITTEN_WHILE_GRADING`` (owned as the course root is), and takes the other users' permissions
+    off the SQLite ``database`` (the gradebook's file, wherever it is) and off its write-ahead log, index
+    and journal where they exist. SQLite gives those the database's permissions when it makes them, a
+    rollback journal comes and goes with every write, so no mount can cover it, and the kernel's own user
+    is one of those others. Only as root, where each kernel has a user of its own (``OWN_USER``);
+    otherwise the kernel runs as the grader's user, and ``enter`` says so.
     """
     if os.geteuid() != 0:
         return
     try:
+        owner = os.stat(course_root)
         for name in WRITTEN_WHILE_GRADING:
-            os.makedirs(os.path.join(course_root, name), exist_ok=True)
-        if database and os.path.isfile(database):
-            mode = os.stat(database).st_mode
-            if mode & OTHERS:
-                os.chmod(database, mode & 0o7777 & ~OTHERS)
+            folder = os.path.join(course_root, name)
+            if not os.path.isdir(folder):
+                os.mkdir(folder)
+                os.chown(folder, owner.st_uid, owner.st_gid)
+        for path in [database + suffix for suffix in SQLITE_FILES] if database else []:
+            if os.path.isfile(path):
+                mode = os.stat(path).st_mode
+                if mode & OTHERS:
+                    os.chmod(path, mode & 0o7777 & ~OTHERS)
     except OSError as error:  # fail closed: no kernel runs while these would be within its reach
         from ..errors import ConfigurationError
 

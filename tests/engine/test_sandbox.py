@@ -14,7 +14,7 @@ import pytest
 
 from grader import course
 from grader.engine import sandbox
-from grader.engine.engine import Engine
+from grader.engine.engine import Engine, sqlite_file
 from grader.engine.kernel import Zygote
 from grader.errors import ConfigurationError
 from tests.fixtures import claims
@@ -121,6 +121,61 @@ def test_what_a_grading_writes_while_a_kernel_runs_stays_out_of_its_reach(course
     assert run.error is None, run.error
     printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
     assert printed.splitlines() == [f"{journal} PermissionError", f"{autograded} FileNotFoundError"], printed
+
+
+def test_a_gradebook_in_wal_mode_keeps_its_log_from_kernels(course_outside_scratch: Path) -> None:
+    """The service's store puts SQLite in WAL mode: the newest rows live in ``-wal`` while connections are
+    open, in files SQLite made with the database's permissions before ``close_course`` ran. The course's
+    own gradebook's are covered by name; one elsewhere (``--db-url``) only by its permissions."""
+    root = course_outside_scratch
+    own, elsewhere = root / "gradebook.db", root / "data" / "grades.db"
+    elsewhere.parent.mkdir()
+    writers = []
+    for database in (own, elsewhere):
+        writer = sqlite3.connect(database, isolation_level=None)
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("CREATE TABLE grade (student TEXT)")
+        writer.execute("INSERT INTO grade VALUES ('ANOTHER-STUDENTS-ROW')")
+        writers.append(writer)  # open: the log stays, and holds the row
+        for suffix in sandbox.SQLITE_FILES[:3]:
+            os.chmod(f"{database}{suffix}", 0o644)  # as SQLite makes them, under the usual umask
+    try:
+        sandbox.close_course(str(root), str(elsewhere))
+        sandbox.close_course(str(root), str(own))
+        modes = {
+            f"{d.name}{x}": stat.S_IMODE(os.stat(f"{d}{x}").st_mode) for d in (own, elsewhere) for x in ("", "-wal")
+        }
+        assert set(modes.values()) == {0o640}, modes
+        with Zygote(root) as zygote, fresh(zygote) as kernel:
+            run = kernel.run(READ_LATER.format(paths=(f"{own}-wal", f"{elsewhere}-wal", f"{elsewhere}-shm")))
+    finally:
+        for writer in writers:
+            writer.close()
+    assert run.error is None, run.error
+    printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+    assert printed.splitlines() == [
+        f"{own}-wal READ b''",  # /dev/null, mounted over it
+        f"{elsewhere}-wal PermissionError",
+        f"{elsewhere}-shm PermissionError",
+    ], printed
+
+
+def test_a_course_the_engine_cannot_close_leaves_no_zygote_behind(tmp_path: Path) -> None:
+    claims.root_only("the course is closed only as root")
+    root = course.copy_course(tmp_path / "course")
+    (root / "autograded").write_text("a file where the folder should be")
+    engine = Engine(root)
+    with pytest.raises(ConfigurationError, match="cannot keep the course's private files from the kernels"):
+        engine.start()
+    assert not engine.zygote.alive() and not os.path.exists(engine.zygote.socket_path)
+
+
+def test_a_relative_sqlite_gradebook_is_in_the_course_root(tmp_path: Path) -> None:
+    """Where nbgrader opens it (it works from the course root), whatever the grader's own directory."""
+    assert sqlite_file("sqlite:///grades.db", tmp_path) == str(tmp_path / "grades.db")
+    assert sqlite_file("sqlite:////srv/grades.db", tmp_path) == "/srv/grades.db"
+    assert sqlite_file("sqlite://", tmp_path) is None
+    assert sqlite_file("postgresql+psycopg2://grader@db/grades", tmp_path) is None
 
 
 def test_the_engine_closes_the_course_before_its_first_kernel(tmp_path: Path) -> None:
