@@ -242,10 +242,15 @@ def _hide(paths: list[str], private_dir: str) -> None:
             real = os.path.realpath(path)
             if private_dir == real or private_dir.startswith(real + os.sep) or not os.path.exists(real):
                 continue
-            if os.path.isdir(real):
-                _mount("none", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
-            else:
-                _mount("/dev/null", real, None, MS_BIND)
+            try:
+                if os.path.isdir(real):
+                    _mount("none", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
+                else:
+                    _mount("/dev/null", real, None, MS_BIND)
+            except FileNotFoundError:
+                # gone since it was looked at (a SQLite journal lasts one write): as for a path made after
+                # the fork, what keeps it from the kernel is its permissions (``close_course``)
+                continue
         # Python's own installation may live under a scratch directory (a checkout in /tmp, say):
         # it is bound back into the fresh one, and nothing else from there is.
         prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})

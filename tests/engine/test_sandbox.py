@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,14 +44,18 @@ def _mount_points(printed: str) -> set[str]:
     return {line.split()[4].encode().decode("unicode_escape") for line in printed.splitlines() if line.strip()}
 
 
+def _needs_hiding(zygote: Zygote) -> None:
+    missing = [m for m in zygote.sandbox_off if sandbox.step_of(m) == sandbox.NAMESPACES]
+    claims.root_only("hiding the course's private paths needs a mount namespace", available=not missing)
+
+
 def test_what_a_course_makes_after_its_zygote_started_is_hidden_from_every_kernel(tmp_path: Path) -> None:
     """A service's zygote starts before the course's first submission makes ``submitted/`` (and, on a
     first run, before the gradebook and the course secret exist); each kernel forked afterwards has
     them covered. With the list of paths taken, once, from what existed at the zygote's start, none is."""
     root = _bare_course(tmp_path / "course")
     with Zygote(root) as zygote:
-        missing = [m for m in zygote.sandbox_off if sandbox.step_of(m) == sandbox.NAMESPACES]
-        claims.root_only("hiding the course's private paths needs a mount namespace", available=not missing)
+        _needs_hiding(zygote)
         for name in ("submitted/alice/ps1_tensors", "autograded/alice/ps1_tensors", "feedback"):
             (root / name).mkdir(parents=True)
         for name in ("gradebook.db", "variant_secret.txt"):
@@ -206,3 +211,29 @@ def test_a_course_that_cannot_be_closed_stops_the_start(tmp_path: Path) -> None:
         f"the grader needs to create submitted, autograded, feedback in {root} and to "
         "change the gradebook's permissions"
     )
+
+
+def test_a_private_file_that_comes_and_goes_never_stops_a_kernel(tmp_path: Path) -> None:
+    """A SQLite journal exists for the length of a write: one can vanish between the fork's look at it
+    and its mount, which then finds nothing to cover. That is not a sandbox failure (a CI run saw two
+    kernels refused for it); its permissions keep it from the kernel, as for any file made after the fork."""
+    root = _bare_course(tmp_path / "course")
+    journal = root / "gradebook.db-journal"
+    stop = threading.Event()
+
+    def churn() -> None:  # as a busy gradebook does, far faster
+        while not stop.is_set():
+            journal.write_bytes(b"page")
+            journal.unlink()
+
+    with Zygote(root) as zygote:
+        _needs_hiding(zygote)
+        churning = threading.Thread(target=churn)
+        churning.start()
+        try:
+            for _ in range(40):
+                with fresh(zygote) as kernel:
+                    assert kernel.run("pass").error is None
+        finally:
+            stop.set()
+            churning.join()
