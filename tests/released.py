@@ -67,6 +67,7 @@ def generate_releases(
         if not kept.exists():
             uncached(root, chosen)
             staging = _folder / f"{key}.staging-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)  # what a copy that failed partway in this process left
             for name in chosen:
                 shutil.copytree(root / "release" / name, staging / "release" / name)
             shutil.copy2(root / "gradebook.db", staging / "gradebook.db")

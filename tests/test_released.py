@@ -85,3 +85,22 @@ def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, m
         thread.join()
     assert failures == []
     _generated_once_and_both_got_it(log, roots)
+
+
+def test_a_copy_that_failed_partway_does_not_stop_the_next_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A staging folder this process left behind (a copy that raised) is cleared, not tripped over."""
+    log = tmp_path / "generated.log"
+    monkeypatch.setattr(released, "uncached", _fake_generate(log))
+    monkeypatch.setattr(released, "_folder", tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    root = _course(tmp_path / "first")
+    key = released._inputs(root, ("ps1",))
+    leftover = tmp_path / "cache" / f"{key}.staging-{os.getpid()}" / "release" / "ps1"
+    leftover.mkdir(parents=True)
+    (leftover / "half-copied.ipynb").write_text("{")
+    released.generate_releases(root, ["ps1"])
+    kept = tmp_path / "cache" / key
+    assert sorted(p.name for p in (kept / "release" / "ps1").iterdir()) == ["ps1.ipynb"]
+    second = _course(tmp_path / "second")
+    released.generate_releases(second, ["ps1"])
+    _generated_once_and_both_got_it(log, [root, second])
