@@ -87,7 +87,9 @@ def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, m
     _generated_once_and_both_got_it(log, roots)
 
 
-def test_a_copy_that_failed_partway_does_not_stop_the_next_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_copy_that_failed_partway_does_not_stop_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A staging folder this process left behind (a copy that raised) is cleared, not tripped over."""
     log = tmp_path / "generated.log"
     monkeypatch.setattr(released, "uncached", _fake_generate(log))

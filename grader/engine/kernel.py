@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,16 @@ class CellRun:
 _running: dict[str, Zygote] = {}
 
 
+def _remove_folder(folder: str, owner: int) -> None:
+    """A zygote's folder and what it holds (socket, log), only in the process that made it: a process
+    forked from that one (a test's child, a prefork worker) exits without touching it."""
+    if os.getpid() != owner or not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        os.unlink(os.path.join(folder, name))
+    os.rmdir(folder)
+
+
 def find(socket_path: str) -> Zygote:
     """The zygote this process started at ``socket_path`` (nbgrader's config names it by its socket)."""
     try:
@@ -86,6 +97,9 @@ class Zygote:
         self.course_root = course_root
         self._dir = tempfile.mkdtemp(prefix="grader-zygote-")
         os.chmod(self._dir, 0o700)
+        # removed by close(), or when this object is dropped or the process exits without one (an engine
+        # built and never started): no empty folder is left in $TMPDIR
+        self._remove_folder = weakref.finalize(self, _remove_folder, self._dir, os.getpid())
         self.socket_path = os.path.join(self._dir, "zygote.sock")
         self.log_path = os.path.join(self._dir, "zygote.log")
         self._lock = threading.Lock()
@@ -207,10 +221,7 @@ class Zygote:
             if self._proc is not None:  # what kernels started and hid from their process group
                 kill_kernel_processes(self._proc.pid)
             self._proc = None
-        for name in os.listdir(self._dir) if os.path.isdir(self._dir) else []:
-            os.unlink(os.path.join(self._dir, name))
-        if os.path.isdir(self._dir):
-            os.rmdir(self._dir)
+        self._remove_folder()
 
     def __enter__(self) -> Zygote:
         return self.start()

@@ -119,3 +119,29 @@ def test_a_dead_zygote_is_restarted_for_the_next_kernel(zygote: Zygote) -> None:
     with fresh(zygote) as kernel:
         assert kernel.run("1").error is None
     assert zygote.pid != pid
+
+
+def test_a_zygote_never_started_leaves_no_folder_once_dropped() -> None:
+    """An engine built and never started or closed (a start-up that failed before) leaves nothing in $TMPDIR."""
+    import gc
+    from pathlib import Path
+
+    folder = Path(Zygote()._dir)  # the object is dropped at once
+    gc.collect()
+    assert not folder.exists()
+
+
+def test_a_forked_child_leaves_its_parents_zygote_folder_alone() -> None:
+    """A process forked from the one that made the zygote (a prefork worker, a test's child) may run the
+    folder's clean-up as it exits: the folder, socket and log are the parent's and stay."""
+    zygote = Zygote()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            zygote._remove_folder()  # what the child's exit (or dropping its copy) would run
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.path.isdir(zygote._dir)
+    finally:
+        zygote.close()
+    assert not os.path.exists(zygote._dir)
