@@ -41,6 +41,11 @@ def fresh(zygote: Zygote, memory_bytes: int = 10 * 1024**3) -> Iterator[Session]
         shutil.rmtree(root, ignore_errors=True)
 
 
+def stdout(run: CellRun) -> str:
+    """What a cell printed to stdout."""
+    return "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+
+
 @pytest.fixture
 def session(zygote: Zygote) -> Iterator[Session]:
     with fresh(zygote) as running:

@@ -40,13 +40,9 @@ from tests.fixtures import canaries, claims
 from tests.fixtures.grading import Results, results
 from tests.fixtures.spec import SUBMISSIONS
 
-from .conftest import Session, fresh
+from .conftest import Session, fresh, stdout
 
 A = claims.ASSIGNMENT
-
-
-def _stdout(outputs: list[dict]) -> str:  # type: ignore[type-arg]
-    return "".join(str(o.get("text", "")) for o in outputs if o.get("name") == "stdout")
 
 
 # --- the guard, in one forked kernel per attack ----------------------------------------------------------
@@ -57,7 +53,7 @@ def test_a_walk_through_memory_or_frames_is_refused_and_scores_nothing(session: 
     """Without the refusal the test passes and the label leaks: see the test below, same cells, no guard."""
     assert session.run(attack.code).error is None
     tested = session.run(claims.HIDDEN_TEST, test=True)
-    assert tested.error is not None, _stdout(tested.outputs)
+    assert tested.error is not None, stdout(tested)
     assert tested.error[0] == "RuntimeError" and attack.refusal in tested.error[1], tested.error
     shown = json.dumps(tested.outputs)
     assert claims.PASSED not in shown
@@ -65,7 +61,7 @@ def test_a_walk_through_memory_or_frames_is_refused_and_scores_nothing(session: 
     # the refusal costs the attacker only: the same hidden test passes for code that knows the answer
     assert session.run(claims.HONEST_ANSWER).error is None
     again = session.run(claims.HIDDEN_TEST, test=True)
-    assert again.error is None and claims.PASSED in _stdout(again.outputs), again.error
+    assert again.error is None and claims.PASSED in stdout(again), again.error
 
 
 @pytest.mark.parametrize("attack", claims.SECRET_ATTACKS, ids=[a.name for a in claims.SECRET_ATTACKS])
@@ -233,7 +229,7 @@ def test_no_unix_socket_of_the_machine_is_reachable_from_a_kernel(zygote: Zygote
         assert f"CONNECTED {path!r}" in netns.stdout, netns.stdout + netns.stderr
     with fresh(zygote) as kernel:
         run = kernel.run(CONNECT.format(addresses=(path, abstract, *SOCKETS)))
-    printed = _stdout(run.outputs)
+    printed = stdout(run)
     assert run.error is None, run.error
     assert "CONNECTED" not in printed, printed
     assert f"{path!r} FileNotFoundError" in printed and f"{abstract!r} ConnectionRefusedError" in printed, printed
@@ -257,8 +253,8 @@ def test_scratch_directories_are_private_to_each_kernel(zygote: Zygote) -> None:
     try:
         with fresh(zygote) as first, fresh(zygote) as second:
             assert first.run(write).error is None
-            own = _stdout(first.run(look).outputs)
-            other = _stdout(second.run(look).outputs)
+            own = stdout(first.run(look))
+            other = stdout(second.run(look))
         assert own == "".join(f"{d} True\n" for d in dirs) + "machine False\n", own
         assert other == "".join(f"{d} False\n" for d in dirs) + "machine False\n", other
         assert not [d for d in dirs if os.path.exists(f"{d}/{name}-left.txt")]

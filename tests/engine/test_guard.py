@@ -6,11 +6,7 @@ import pytest
 
 from grader.engine.guard import names_bound_by
 
-from .conftest import Session
-
-
-def _stdout(run: object) -> str:
-    return "".join(o.get("text", "") for o in run.outputs if o.get("name") == "stdout")  # type: ignore[attr-defined]
+from .conftest import Session, stdout
 
 
 def test_a_test_cells_private_names_are_forgotten(session: Session) -> None:
@@ -18,7 +14,7 @@ def test_a_test_cells_private_names_are_forgotten(session: Session) -> None:
     tested = session.run("_secret_input = 41\n_expected = f(_secret_input)\nassert _expected == 42", test=True)
     assert tested.error is None
     after = session.run("print('_secret_input' in globals(), '_expected' in globals())")
-    assert _stdout(after) == "False False\n"
+    assert stdout(after) == "False False\n"
 
 
 def test_the_students_own_module_state_survives_a_test_that_changes_it(session: Session) -> None:
@@ -31,19 +27,19 @@ def test_the_students_own_module_state_survives_a_test_that_changes_it(session: 
     assert session.run("_r = f(1)\nassert _r == 1", test=True).error is None
     second = session.run("_r = f(1)\nassert _r == 2, _r", test=True)
     assert second.error is None, second.error
-    assert _stdout(session.run("print(_calls, _warned, '_r' in globals())")) == "2 True False\n"
+    assert stdout(session.run("print(_calls, _warned, '_r' in globals())")) == "2 True False\n"
 
 
 def test_a_student_name_the_test_rebinds_gets_the_students_value_back(session: Session) -> None:
     session.run("_scale = 2\ndef g(x):\n    return x * _scale")
     assert session.run("_scale = 7\nassert g(1) == 7", test=True).error is None
-    assert _stdout(session.run("print(_scale, g(1))")) == "2 2\n"
+    assert stdout(session.run("print(_scale, g(1))")) == "2 2\n"
 
 
 def test_a_global_set_by_a_function_the_test_defines_is_forgotten(session: Session) -> None:
     code = "def _helper():\n    global _leak\n    _leak = 'hidden'\n_helper()"
     assert session.run(code, test=True).error is None
-    assert _stdout(session.run("print('_leak' in globals(), '_helper' in globals())")) == "False False\n"
+    assert stdout(session.run("print('_leak' in globals(), '_helper' in globals())")) == "False False\n"
 
 
 @pytest.mark.parametrize(
@@ -77,4 +73,4 @@ def test_logging_goes_to_stdout_in_the_engines_kernels(session: Session) -> None
     run = session.run(LOGGING_CELL, test=True)
     assert run.error is None
     assert [o for o in run.outputs if o.get("name") == "stderr"] == []
-    assert _stdout(run) == "WARNING:root:no bias given: using zeros\nERROR:student.helpers:named logger\n"
+    assert stdout(run) == "WARNING:root:no bias given: using zeros\nERROR:student.helpers:named logger\n"

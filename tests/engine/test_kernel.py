@@ -9,19 +9,15 @@ import time
 
 from grader.engine.kernel import LONG_CELL_NICE, LONG_CELL_S, Zygote
 
-from .conftest import Session, fresh
+from .conftest import Session, fresh, stdout
 from .processes import gone
-
-
-def _stdout(run: object) -> str:
-    return "".join(o.get("text", "") for o in run.outputs if o.get("name") == "stdout")  # type: ignore[attr-defined]
 
 
 def test_each_kernel_starts_fresh(session: Session, zygote: Zygote) -> None:
     session.run("import torch\nSECRET = 42\ntorch.set_default_dtype(torch.float64)")
     with fresh(zygote) as other:
         run = other.run("import torch\nprint('SECRET' in globals(), torch.get_default_dtype())")
-    assert _stdout(run) == "False torch.float32\n"
+    assert stdout(run) == "False torch.float32\n"
 
 
 def test_torch_runs_single_threaded_and_autograd_works_after_fork(session: Session) -> None:
@@ -29,7 +25,7 @@ def test_torch_runs_single_threaded_and_autograd_works_after_fork(session: Sessi
         "import torch\nx = torch.ones(3, requires_grad=True)\n(x * x).sum().backward()\n"
         "print(torch.get_num_threads(), x.grad.tolist())"
     )
-    assert _stdout(run) == "1 [2.0, 2.0, 2.0]\n"
+    assert stdout(run) == "1 [2.0, 2.0, 2.0]\n"
 
 
 def test_every_kernel_draws_the_same_random_numbers_seeded_with_zero(session: Session, zygote: Zygote) -> None:
@@ -45,16 +41,16 @@ def test_every_kernel_draws_the_same_random_numbers_seeded_with_zero(session: Se
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         check=True,
     ).stdout
-    assert _stdout(session.run(code)) == seeded
+    assert stdout(session.run(code)) == seeded
     with fresh(zygote) as other:
-        assert _stdout(other.run(code)) == seeded
+        assert stdout(other.run(code)) == seeded
 
 
 def test_the_kernel_runs_in_a_private_directory_with_a_clean_environment(session: Session) -> None:
     run = session.run(
         "import os\nprint(os.getcwd(), os.listdir('.'), os.environ['HOME'], 'GRADER_DB_URL' in os.environ)"
     )
-    assert _stdout(run) == f"{session.workdir} [] {session.home} False\n"
+    assert stdout(run) == f"{session.workdir} [] {session.home} False\n"
 
 
 def test_a_cell_past_its_timeout_is_interrupted_and_the_kernel_lives_on(session: Session) -> None:
@@ -65,7 +61,7 @@ def test_a_cell_past_its_timeout_is_interrupted_and_the_kernel_lives_on(session:
     assert time.monotonic() - started - (session.kernel.held_back_s() - held) < 4
     assert run.timed_out and not run.died
     assert run.error is not None and run.error[0] == "KeyboardInterrupt"
-    assert _stdout(session.run("print(x)")) == "1\n"
+    assert stdout(session.run("print(x)")) == "1\n"
 
 
 def test_a_long_cell_yields_the_cpu_to_short_ones_and_short_cells_keep_their_priority(session: Session) -> None:
@@ -82,7 +78,7 @@ def test_a_long_cell_yields_the_cpu_to_short_ones_and_short_cells_keep_their_pri
         "helper.kill()".replace("LONG", str(LONG_CELL_S + 0.5)).replace("NICE", str(LONG_CELL_NICE))
     )
     # the kernel, what it started, and its scheduler autogroup (where the machine's kernel has them)
-    assert _stdout(run) == f"{own + LONG_CELL_NICE} {own + LONG_CELL_NICE} {LONG_CELL_NICE}\n"
+    assert stdout(run) == f"{own + LONG_CELL_NICE} {own + LONG_CELL_NICE} {LONG_CELL_NICE}\n"
 
 
 def test_a_cell_that_ignores_the_interrupt_is_killed(session: Session) -> None:
@@ -100,7 +96,7 @@ def test_a_kernel_that_exits_is_reported_dead(session: Session) -> None:
 
 def test_processes_started_by_the_kernel_are_killed_with_it(session: Session) -> None:
     run = session.run("import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)")
-    pid = int(_stdout(run))
+    pid = int(stdout(run))
     session.kernel.close()
     assert gone(pid)
 

@@ -20,7 +20,7 @@ from grader.engine.kernel import Zygote
 from grader.errors import ConfigurationError
 from tests.fixtures import claims
 
-from .conftest import fresh
+from .conftest import fresh, stdout
 
 MADE_LATER = ("submitted", "autograded", "feedback", "gradebook.db", "variant_secret.txt")
 
@@ -63,7 +63,7 @@ def test_what_a_course_makes_after_its_zygote_started_is_hidden_from_every_kerne
         with fresh(zygote) as kernel:
             run = kernel.run("print(open('/proc/self/mountinfo').read())")
     assert run.error is None, run.error
-    printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+    printed = stdout(run)
     covered = _mount_points(printed)
     assert [name for name in MADE_LATER if os.path.realpath(root / name) not in covered] == []
 
@@ -124,7 +124,7 @@ def test_what_a_grading_writes_while_a_kernel_runs_stays_out_of_its_reach(course
             writer.execute("COMMIT")
             writer.close()
     assert run.error is None, run.error
-    printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+    printed = stdout(run)
     assert printed.splitlines() == [f"{journal} PermissionError", f"{autograded} FileNotFoundError"], printed
 
 
@@ -157,7 +157,7 @@ def test_a_gradebook_in_wal_mode_keeps_its_log_from_kernels(course_outside_scrat
         for writer in writers:
             writer.close()
     assert run.error is None, run.error
-    printed = "".join(str(o.get("text", "")) for o in run.outputs if o.get("name") == "stdout")
+    printed = stdout(run)
     assert printed.splitlines() == [
         f"{own}-wal READ b''",  # /dev/null, mounted over it
         f"{elsewhere}-wal PermissionError",
