@@ -55,13 +55,14 @@ _lock = threading.Lock()
 _bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
 
 VALID_KEPT = 4096  # metadata values remembered as valid, per schema, before the memory starts again
+_object: type = dict  # nbformat's NotebookNode once ``apply`` ran (nbformat takes a second to import)
 
 
 def _exact(value: Any) -> Any:
     """A hashable stand-in for a JSON value that two values share only if jsonschema sees them alike;
     ``None`` for anything but plain JSON types (never remembered)."""
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is _object:  # jsonschema sees both as an object; a cell's metadata is a NotebookNode
         items = []
         for key, item in value.items():
             inner = _exact(item)
@@ -78,12 +79,17 @@ def _exact(value: Any) -> Any:
 
 
 class _CachedJsonschema:
-    """Stands in for the ``jsonschema`` module inside ``nbgrader.nbgraderformat.common``."""
+    """Stands in for the ``jsonschema`` module inside ``nbgrader.nbgraderformat.common``.
+
+    nbgrader makes a new metadata validator, and loads its schema from the file anew, for every
+    notebook: the schema is a new object each time, with the same content.  So the validator and the
+    values found valid are kept by the schema's content (one entry per distinct schema), and the
+    schema object last seen is recognised by identity without comparing it again."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
-        self._validators: dict[int, tuple[Any, Any]] = {}
-        self._valid: dict[int, set[Any]] = {}
+        self._by_content: dict[Any, tuple[Any, set[Any]]] = {}  # schema's _exact -> (validator, valid values)
+        self._last: tuple[Any, Any, set[Any]] | None = None  # (schema object, validator, valid values)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
@@ -93,18 +99,11 @@ class _CachedJsonschema:
             self._module.validate(instance, schema, *args, **kwargs)
             return
         with _lock:
-            cached = self._validators.get(id(schema))
-            if cached is None or cached[0] is not schema:
-                cls = self._module.validators.validator_for(schema)
-                cls.check_schema(schema)
-                cached = (schema, cls(schema))
-                self._validators[id(schema)] = cached
-                self._valid[id(schema)] = set()
-            valid = self._valid[id(schema)]
+            validator, valid = self._validator(schema)
         key = _exact(instance)
         if key is not None and key in valid:
             return
-        error = self._module.exceptions.best_match(cached[1].iter_errors(instance))
+        error = self._module.exceptions.best_match(validator.iter_errors(instance))
         if error is not None:
             raise error
         if key is not None:
@@ -112,6 +111,26 @@ class _CachedJsonschema:
                 if len(valid) >= VALID_KEPT:
                     valid.clear()
                 valid.add(key)
+
+    def remembered(self, schema: Any) -> int:
+        """How many values are remembered as valid against ``schema`` (for tests)."""
+        entry = self._by_content.get(_exact(schema))
+        return len(entry[1]) if entry else 0
+
+    def _validator(self, schema: Any) -> tuple[Any, set[Any]]:
+        """The validator of ``schema`` and the values it found valid (the caller holds ``_lock``)."""
+        if self._last is not None and self._last[0] is schema:
+            return self._last[1], self._last[2]
+        content = _exact(schema)
+        entry = self._by_content.get(content) if content is not None else None
+        if entry is None:
+            cls = self._module.validators.validator_for(schema)
+            cls.check_schema(schema)
+            entry = (cls(schema), set())
+            if content is not None:
+                self._by_content[content] = entry
+        self._last = (schema, *entry)
+        return entry
 
 
 def _fast_gradebook() -> None:
@@ -291,8 +310,11 @@ def apply() -> None:
             return
         _applied = True
     import jsonschema  # type: ignore[import-untyped]
+    from nbformat.notebooknode import NotebookNode
     from nbgrader.nbgraderformat import common
 
+    global _object
+    _object = NotebookNode
     common.jsonschema = _CachedJsonschema(jsonschema)
     _fast_gradebook()
     from nbgrader import utils

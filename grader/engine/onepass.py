@@ -13,12 +13,16 @@ under the bookkeeping lock, for a file nobody reads in between.
 nbformat would read it back from the file stock nbgrader writes (JSON, sorted keys, lines
 rejoined, transient fields stripped), without the file.  Each pass still begins with nbformat's
 ``normalize`` and ends with nbconvert's validation, so a notebook nbgrader would refuse after the
-sanitize pass is refused there too, before anything runs.  Only the autograded notebook is
+sanitize pass is refused there too, before anything runs.  Each pass owns the notebook it is
+given (just read from the file, or read back), so ``normalize`` repairs it in place, without the
+deep copy nbformat's public function makes to spare its caller's object; nbformat's writer still
+copies the autograded notebook, which ``rows`` hands to the caller.  Only the autograded notebook is
 written, once, as the stock second pass writes it.  The engine's tests compare every fixture's
 autograded notebook, scores and gradebook rows with stock ``nbgrader autograde``'s.
 
 It uses three members of nbconvert's ``Exporter`` that nbgrader 0.9 relies on as well
-(``_preprocessors``, ``_init_resources``, ``_validate_preprocessor``).
+(``_preprocessors``, ``_init_resources``, ``_validate_preprocessor``), and nbformat's
+``validator._normalize`` where it has one.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         if "language" in nb["metadata"]:
             resources["language"] = nb["metadata"]["language"].lower()
         if hasattr(validator, "normalize"):
-            _, nb = validator.normalize(nb)
+            nb = _normalized(nb)
         preprocessor = None
         for preprocessor in exporter._preprocessors:
             nb, resources = preprocessor(nb, resources)
@@ -92,8 +96,22 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         """``NotebookExporter.from_notebook_node``'s text and output suffix."""
         version = self.exporter.nbformat_version
         resources["output_suffix"] = f".v{version}" if version != nb.nbformat else ".nbconvert"
-        output: str = nbformat.writes(nb, version=version)  # type: ignore[no-untyped-call]
+        converted = nbformat.convert(nb, version)  # type: ignore[no-untyped-call]
+        if converted is nb:  # as nbformat.writes, less its validation: the pass's last step just validated nb
+            output: str = nbformat.versions[version].writes_json(nb)
+        else:
+            output = nbformat.writes(nb, version=version)  # type: ignore[no-untyped-call]
         return output if output.endswith("\n") else output + "\n"
+
+
+def _normalized(nb: Any) -> Any:
+    """nbformat's ``normalize`` of a notebook the pass owns (just read from the file, or read back), without
+    the deep copy ``normalize`` makes first to spare its caller's object: the same repairs, on ``nb`` itself."""
+    in_place = getattr(validator, "_normalize", None)
+    if in_place is None:  # another nbformat: its public function, copy and all
+        return validator.normalize(nb)[1]
+    version, minor = validator.get_version(nb)  # type: ignore[attr-defined,no-untyped-call]
+    return in_place(nb, version, minor, True, relax_add_props=False, strip_invalid_metadata=False)[1]
 
 
 def _describe(resources: dict[str, Any], filename: str, modified: float) -> None:

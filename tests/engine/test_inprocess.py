@@ -40,7 +40,7 @@ def test_metadata_validation_remembers_only_valid_values_and_tells_types_apart()
     good = {"grade": True, "grade_id": "t1", "locked": True, "points": 2, "schema_version": 3, "solution": False}
     cached.validate(good, schema)
     cached.validate(dict(good), schema)  # remembered: the same value
-    assert len(cached._valid[id(schema)]) == 1
+    assert cached.remembered(schema) == 1
     for bad in ({**good, "points": "2"}, {**good, "grade": 1}, {**good, "grade_id": ("t1",)}):
         for _ in range(2):  # never remembered: the same error each time, as jsonschema's own validate gives
             with pytest.raises(jsonschema.ValidationError) as caught:
@@ -48,9 +48,39 @@ def test_metadata_validation_remembers_only_valid_values_and_tells_types_apart()
             with pytest.raises(jsonschema.ValidationError) as stock:
                 jsonschema.validate(bad, schema)
             assert caught.value.message == stock.value.message
-    assert len(cached._valid[id(schema)]) == 1
+    assert cached.remembered(schema) == 1
     assert inprocess._exact({"a": [1, 2.0, None]}) != inprocess._exact({"a": [1, 2, None]})
     assert inprocess._exact({"a": (1,)}) is None
+
+
+def test_metadata_validation_remembers_cell_metadata_as_nbformat_reads_it() -> None:
+    """nbgrader validates ``cell.metadata.nbgrader``, a ``NotebookNode`` (a dict subclass), not a dict."""
+    import jsonschema  # type: ignore[import-untyped]
+    import nbformat
+    from nbgrader.nbgraderformat import v3
+
+    inprocess.apply()
+    schema = v3.MetadataValidatorV3().schema
+    cached = inprocess._CachedJsonschema(jsonschema)
+    cell = nbformat.v4.new_code_cell(
+        metadata={
+            "nbgrader": {
+                "grade": True,
+                "grade_id": "t1",
+                "locked": True,
+                "points": 2,
+                "schema_version": 3,
+                "solution": False,
+            }
+        }
+    )
+    meta = nbformat.reads(nbformat.writes(nbformat.v4.new_notebook(cells=[cell])), 4).cells[0].metadata.nbgrader
+    assert type(meta) is nbformat.NotebookNode
+    cached.validate(meta, schema)
+    assert cached.remembered(schema) == 1  # remembered: the next submission's same metadata is not validated again
+    meta["points"] = "2"
+    with pytest.raises(jsonschema.ValidationError, match="'2' is not of type 'number'"):
+        cached.validate(meta, schema)
 
 
 def test_gradebooks_opened_in_bound_write_in_the_callers_one_transaction(tmp_path: Path) -> None:
@@ -208,3 +238,21 @@ def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(datab
                 if kind is MissingEntry:  # the database's own wording of a duplicate differs between the two
                     assert str(caught_ours.value) == str(caught_theirs.value)
         assert _rows_of(url, "fast") == stored  # the refused second submission lost nothing
+
+
+def test_metadata_validation_remembers_across_notebooks_whose_schema_nbgrader_loads_anew() -> None:
+    """nbgrader makes a validator, and loads the schema from its file, for every notebook: the memory and
+    the compiled validator are kept by the schema's content, one for all of them, not one per object."""
+    import jsonschema  # type: ignore[import-untyped]
+    from nbgrader.nbgraderformat import v3
+
+    inprocess.apply()
+    first, second = v3.MetadataValidatorV3().schema, v3.MetadataValidatorV3().schema
+    assert first is not second and first == second
+    cached = inprocess._CachedJsonschema(jsonschema)
+    good = {"grade": True, "grade_id": "t1", "locked": True, "points": 2, "schema_version": 3, "solution": False}
+    cached.validate(good, first)
+    built = cached._validator(first)[0]
+    cached.validate(dict(good), second)
+    assert cached._validator(second)[0] is built and cached.remembered(second) == 1
+    assert len(cached._by_content) == 1  # a long-lived service keeps one entry, not one per notebook graded

@@ -103,3 +103,22 @@ def test_read_back_is_what_nbformat_reads_from_the_written_file() -> None:
     assert got == expected
     assert list(got.cells[0].metadata["z"]) == ["a", "b"]  # sorted, as in the file
     assert isinstance(got.cells[0].metadata["z"], nbformat.NotebookNode)
+
+
+@pytest.mark.filterwarnings("ignore")  # nbformat warns of each repair
+def test_normalized_makes_nbformats_repairs_on_the_notebook_itself() -> None:
+    """Duplicate and missing cell ids, repaired as ``nbformat.validator.normalize`` repairs them, without its copy."""
+    from nbformat import validator
+
+    def broken() -> Any:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a"), nbformat.v4.new_code_cell("b")])
+        nb.cells[1]["id"] = nb.cells[0]["id"] = "same"
+        nb.cells.append(nbformat.from_dict({"cell_type": "markdown", "metadata": {}, "source": "no id"}))
+        return nb
+
+    expected = validator.normalize(broken())[1]
+    nb = broken()
+    got = onepass._normalized(nb)
+    assert got is nb  # no copy
+    assert got.cells[0]["id"] == "same" and len({c.get("id") for c in got.cells} - {None}) == 3
+    assert [sorted(c) for c in got.cells] == [sorted(c) for c in expected.cells]
