@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -361,8 +362,12 @@ def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple
                     times.append((_parse(body["graded_at"]) - _parse(body["received_at"])).total_seconds())
         return times, seen, memory.peak_process_kib, memory.peak_total_kib
     finally:
-        os.killpg(proc.pid, 9)
-        proc.wait()
+        os.killpg(proc.pid, signal.SIGTERM)  # uvicorn shuts down and grader serve closes its zygote
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def _wait(client: object, url: str) -> dict:  # type: ignore[type-arg]
