@@ -39,14 +39,18 @@ def _generated_once_and_both_got_it(log: Path, roots: list[Path]) -> None:
     assert len(made) == 1 and all((root / "gradebook.db").read_text() == "gradebook" for root in roots)
 
 
-def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As two xdist workers do: the second waits on the first's lock, then copies what it kept."""
-    log = tmp_path / "generated.log"
-    monkeypatch.setattr(released, "uncached", _fake_generate(log))
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own, and nbgrader replaced by ``_fake_generate`` writing to the returned log."""
+    generated = tmp_path / "generated.log"
+    monkeypatch.setattr(released, "uncached", _fake_generate(generated))
     monkeypatch.setattr(released, "_folder", tmp_path / "cache")
     (tmp_path / "cache").mkdir()
+    return generated
+
+
+def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(tmp_path: Path, log: Path) -> None:
+    """As two xdist workers do: the second waits on the first's lock, then copies what it kept."""
     roots = [_course(tmp_path / name) for name in ("first", "second")]
     children = []
     for root in roots:
@@ -63,12 +67,8 @@ def test_two_processes_asking_at_once_generate_the_release_once_and_both_get_it(
     _generated_once_and_both_got_it(log, roots)
 
 
-def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, log: Path) -> None:
     """Each call opens the lock file anew, so ``flock`` excludes threads of one process too."""
-    log = tmp_path / "generated.log"
-    monkeypatch.setattr(released, "uncached", _fake_generate(log))
-    monkeypatch.setattr(released, "_folder", tmp_path / "cache")
-    (tmp_path / "cache").mkdir()
     roots = [_course(tmp_path / name) for name in ("first", "second")]
     failures: list[BaseException] = []
 
@@ -87,14 +87,8 @@ def test_two_threads_asking_at_once_wait_on_the_same_lock_file(tmp_path: Path, m
     _generated_once_and_both_got_it(log, roots)
 
 
-def test_a_copy_that_failed_partway_does_not_stop_the_next_call(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_copy_that_failed_partway_does_not_stop_the_next_call(tmp_path: Path, log: Path) -> None:
     """A staging folder this process left behind (a copy that raised) is cleared, not tripped over."""
-    log = tmp_path / "generated.log"
-    monkeypatch.setattr(released, "uncached", _fake_generate(log))
-    monkeypatch.setattr(released, "_folder", tmp_path / "cache")
-    (tmp_path / "cache").mkdir()
     root = _course(tmp_path / "first")
     key = released._inputs(root, ("ps1",))
     leftover = tmp_path / "cache" / f"{key}.staging-{os.getpid()}" / "release" / "ps1"
