@@ -11,7 +11,8 @@ made up front, and commits once at the end.  The rows they write are the
 same; the engine's tests compare every fixture's gradebook with stock
 ``nbgrader autograde``'s.  ``RecordedLatePenalties`` is nbgrader's
 ``AssignLatePenalties`` as it is; with ``BulkSaveAutoGrades`` it notes what was
-written (``rows``), so that the caller need not read it back.
+written (``rows``), so that the caller need not read it back.  The instructor's grade cells are read
+once per grading: ``BulkOverwriteCells`` notes them (``rows.noted.instructor``) for ``BulkSaveAutoGrades``.
 """
 
 from __future__ import annotations
@@ -171,12 +172,16 @@ class BulkOverwriteCells(OverwriteCells):  # type: ignore[misc]
         self.db_url = resources["nbgrader"]["db_url"]
         gradebook = Gradebook(self.db_url)
         with gradebook:
-            self.gradebook = _Prefetched(gradebook)
+            self.gradebook = prefetched = _Prefetched(gradebook)
             try:
                 nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
                 if self.add_missing_cells:
                     nb, resources = self.add_missing_grade_cells(nb, resources)
                     nb, resources = self.add_missing_task_cells(nb, resources)
+                key = (self.notebook_id, self.assignment_id)
+                read = prefetched._cells.get(key)
+                if read is not None:  # nbgrader's steps asked for the cells: note them for the autograde pass
+                    rows.noted.instructor[key] = _grade_cells(read)
             finally:
                 self.gradebook = gradebook
         return nb, resources
@@ -197,11 +202,11 @@ class BulkSaveAutoGrades(SaveAutoGrades):  # type: ignore[misc]
             self.gradebook = prefetched = _Prefetched(gradebook)
             try:
                 nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
-                cells = tuple(
-                    rows.CellGrade(c.name, float(c.max_score), str(c.cell_type), self._scores.get(c.name))
-                    for c in prefetched.graded_cells(self.notebook_id, self.assignment_id)
-                    if isinstance(c, GradeCell)
-                )
+                key = (self.notebook_id, self.assignment_id)
+                instructor = rows.noted.instructor.get(key)
+                if instructor is None:  # no BulkOverwriteCells before this step read them
+                    instructor = _grade_cells(prefetched.graded_cells(*key))
+                cells = tuple(rows.CellGrade(*c, self._scores.get(c[0])) for c in instructor)
                 gradebook.db.commit()  # what the stock per-cell commits would have stored by now
             finally:
                 self.gradebook = gradebook
@@ -213,6 +218,11 @@ class BulkSaveAutoGrades(SaveAutoGrades):  # type: ignore[misc]
         name = cell.metadata["nbgrader"]["grade_id"]
         grade = self.gradebook.find_grade(name, self.notebook_id, self.assignment_id, self.student_id)
         self._scores[name] = rows.grade_score(grade.manual_score, grade.auto_score, grade.extra_credit)
+
+
+def _grade_cells(cells: list[Any]) -> rows.Instructor:
+    """The grade cells among ``_Prefetched.graded_cells``, in its order, as plain values."""
+    return tuple((c.name, float(c.max_score), str(c.cell_type)) for c in cells if isinstance(c, GradeCell))
 
 
 class RecordedLatePenalties(AssignLatePenalties):  # type: ignore[misc]

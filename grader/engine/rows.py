@@ -54,14 +54,20 @@ class _Partial:
     late_penalty: float | None = None
 
 
+Instructor = tuple[tuple[str, float, str], ...]  # a notebook's grade cells: (name, max_score, cell_type)
+
+
 class _Noted(threading.local):
-    """This thread's current grading: what the bookkeeping steps wrote, per notebook."""
+    """This thread's current grading: what the bookkeeping steps wrote, per notebook, and the instructor's
+    grade cells as the sanitize pass read them (the autograde pass needs them again)."""
 
     def __init__(self) -> None:
         self.notebooks: dict[str, _Partial] = {}
+        self.instructor: dict[tuple[str, str], Instructor] = {}  # (notebook, assignment) -> its grade cells
 
     def reset(self) -> None:
         self.notebooks = {}
+        self.instructor = {}
 
     def scores(self, notebook: str, cells: tuple[CellGrade, ...], autograded: Any) -> None:
         self.notebooks.setdefault(notebook, _Partial()).cells, self.notebooks[notebook].autograded = cells, autograded

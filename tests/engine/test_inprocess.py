@@ -256,3 +256,44 @@ def test_metadata_validation_remembers_across_notebooks_whose_schema_nbgrader_lo
     cached.validate(dict(good), second)
     assert cached._validator(second)[0] is built and cached.remembered(second) == 1
     assert len(cached._by_content) == 1  # a long-lived service keeps one entry, not one per notebook graded
+
+
+def test_find_notebook_in_a_bound_session_answers_with_the_sessions_object_by_its_key(tmp_path: Path) -> None:
+    """nbgrader asks for the instructor's notebook several times per grading: inside ``bound`` the repeats cost
+    no statement while the object is loaded, and one row by key after a commit expired it; outside, each asks."""
+    import sqlalchemy as sa
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from tests.fixtures.sql import sent_statements
+    from tests.service.conftest import fresh_database
+
+    course.put_bin_on_path()
+    inprocess.apply()
+    with fresh_database("grader_find_notebook") as url:
+        _gradebook_with_every_kind_of_cell(url)
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as conn, conn.begin(), inprocess.bound(conn):
+                with Gradebook(url) as gradebook:
+                    found = gradebook.find_notebook("first", "ps")
+                    kernelspec, max_score = found.kernelspec, found.max_score
+                with Gradebook(url) as gradebook, sent_statements() as asked:  # the next step's gradebook
+                    again = gradebook.find_notebook("first", "ps")
+                    assert again is found and (again.kernelspec, again.max_score) == (kernelspec, max_score)
+                    assert gradebook.find_notebook("second", "ps") is not found  # another notebook: its query
+                assert len(asked) == 1 and "JOIN assignment" in asked[0]
+                with Gradebook(url) as gradebook:
+                    gradebook.update_or_create_student("expiring")  # nbgrader commits: every object expires
+                    with sent_statements() as asked:
+                        assert gradebook.find_notebook("first", "ps") is found
+                        assert found.max_score == max_score
+                    assert len(asked) == 1 and "JOIN assignment" not in asked[0]  # its row, by key
+                    for _ in range(2):  # a missing notebook: nbgrader's own error, each time
+                        with pytest.raises(MissingEntry, match=r"^No such notebook: ps/third$"):
+                            gradebook.find_notebook("third", "ps")
+            with Gradebook(url) as gradebook, sent_statements() as asked:  # outside: nbgrader's query each time
+                gradebook.find_notebook("first", "ps")
+                gradebook.find_notebook("first", "ps")
+            assert len(asked) == 2
+        finally:
+            engine.dispose()

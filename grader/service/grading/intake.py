@@ -34,22 +34,26 @@ class AssignmentCells:
 
 
 def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
-    """The assignment's notebook, from nbgrader's gradebook; ``UnknownAssignment`` when it has none."""
+    """The assignment's notebook, from nbgrader's gradebook; ``UnknownAssignment`` when it has none.
+
+    One query (the assignment and its first notebook); a second only to list the course's assignments
+    when the name is unknown."""
     tables = nbgrader_tables
+    a, n = tables.assignment.c, tables.notebook.c
     with tables.engine(db_url).connect() as conn:
-        found = conn.execute(sa.select(tables.assignment.c.id).where(tables.assignment.c.name == assignment)).scalar()
-        if found is None:
-            names = conn.execute(sa.select(tables.assignment.c.name).order_by(tables.assignment.c.name)).scalars()
-            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}")
-        notebook = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
-            sa.select(tables.notebook.c.name)
-            .where(tables.notebook.c.assignment_id == found)
-            .order_by(tables.notebook.c.name)
+        found = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
+            sa.select(a.id, n.name)
+            .select_from(tables.assignment.outerjoin(tables.notebook, n.assignment_id == a.id))
+            .where(a.name == assignment)
+            .order_by(n.name)
             .limit(1)
-        ).scalar()
-    if notebook is None:
+        ).first()
+        if found is None:
+            names = conn.execute(sa.select(a.name).order_by(a.name)).scalars()
+            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}")
+    if found.name is None:
         raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
-    return AssignmentCells(name=assignment, notebook=notebook)
+    return AssignmentCells(name=assignment, notebook=found.name)
 
 
 def parse_notebook(data: bytes, max_bytes: int) -> nbformat.NotebookNode:

@@ -23,6 +23,7 @@ from grader.service.grading.pipeline import Pipeline
 from grader.service.queue import leases
 from grader.service.records.tables import jobs
 from grader.service.rules import deadlines
+from tests.fixtures.sql import sent_statements
 
 from ..conftest import fixture_bytes, fresh_database
 from .course import Graded, started
@@ -79,6 +80,21 @@ def test_a_jobs_grade_and_nbgraders_rows_are_committed_once(postgres: Graded) ->
     assert submission.score == submission.max_score and submission.max_score
     assert _gradebook_submissions(postgres, "txn-ann") == 1  # nbgrader wrote its rows, in the same commit
     assert commits.count == 1
+
+
+def test_a_job_reads_the_instructors_notebook_and_grade_cells_once(postgres: Graded) -> None:
+    """nbgrader's steps ask for the instructor's notebook three times and its grade cells twice per grading;
+    in the job's one session the repeats are answered without a statement (``inprocess``, ``bulk``)."""
+    ident = _submit(postgres, "txn-sql")
+    job = leases.claim(postgres.store, None, "w:1", LEASE, postgres.config.max_attempts)
+    assert job is not None and job.submission_id == ident
+    with sent_statements() as sent:
+        Pipeline(postgres.store, postgres.config, postgres.engine).grade_job(job)
+    assert postgres.store.submission(ident).status == "graded"  # type: ignore[union-attr]
+    finds = [s for s in sent if "FROM notebook JOIN assignment" in " ".join(s.split())]
+    cells = [s for s in sent if "FROM base_cell LEFT OUTER JOIN grade_cells" in " ".join(s.split())]
+    assert (len(finds), len(cells)) == (1, 1)
+    assert len(sent) <= 29, "\n".join(sent)  # a job's statements, the claim apart (scale.py prints them)
 
 
 def test_a_lost_claim_leaves_no_row_of_its_grade_and_the_holder_records_it(postgres: Graded) -> None:

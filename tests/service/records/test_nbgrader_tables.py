@@ -68,3 +68,22 @@ def test_uploads_after_the_first_reuse_one_connection(gradebook_url: str) -> Non
     finally:
         sa.event.remove(sa.pool.Pool, "connect", connected)
     assert opened == []  # a Gradebook per upload opened a new connection each time
+
+
+def test_a_known_assignment_is_one_query(gradebook_url: str) -> None:
+    with Gradebook(gradebook_url) as gradebook:
+        gradebook.add_assignment("ps1")
+        gradebook.add_notebook("ps1", "ps1")
+    assignment_cells(gradebook_url, "ps1")  # the first also makes sure nbgrader's tables are there
+    statements: list[str] = []
+
+    def executed(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    engine = nbgrader_tables.engine(gradebook_url)
+    sa.event.listen(engine, "before_cursor_execute", executed)
+    try:
+        assert assignment_cells(gradebook_url, "ps1").notebook == "ps1"
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", executed)
+    assert len(statements) == 1, statements
