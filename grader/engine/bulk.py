@@ -112,6 +112,10 @@ class _Prefetched:
                 self._cells[key] = [c for c in query.all() if isinstance(c, (GradeCell, TaskCell))]
         return self._cells[key]
 
+    def graded_cells_read(self, notebook: str, assignment: str) -> list[Any] | None:
+        """``graded_cells``' answer if a lookup has read it already, else ``None`` (no query)."""
+        return self._cells.get((notebook, assignment))
+
     def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
         self._load_notebook(notebook, assignment)
         try:
@@ -178,10 +182,9 @@ class BulkOverwriteCells(OverwriteCells):  # type: ignore[misc]
                 if self.add_missing_cells:
                     nb, resources = self.add_missing_grade_cells(nb, resources)
                     nb, resources = self.add_missing_task_cells(nb, resources)
-                key = (self.notebook_id, self.assignment_id)
-                read = prefetched._cells.get(key)
+                read = prefetched.graded_cells_read(self.notebook_id, self.assignment_id)
                 if read is not None:  # nbgrader's steps asked for the cells: note them for the autograde pass
-                    rows.noted.instructor[key] = _grade_cells(read)
+                    rows.noted.instructor[(self.notebook_id, self.assignment_id)] = _grade_cells(read)
             finally:
                 self.gradebook = gradebook
         return nb, resources

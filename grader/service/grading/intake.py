@@ -42,7 +42,7 @@ def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
     a, n = tables.assignment.c, tables.notebook.c
     with tables.engine(db_url).connect() as conn:
         found = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
-            sa.select(a.id, n.name)
+            sa.select(n.name)  # a row, its name None, when the assignment has no notebook yet
             .select_from(tables.assignment.outerjoin(tables.notebook, n.assignment_id == a.id))
             .where(a.name == assignment)
             .order_by(n.name)

@@ -13,6 +13,7 @@ from grader import course
 from grader.errors import UnknownAssignment
 from grader.service.grading.intake import assignment_cells
 from grader.service.records import nbgrader_tables
+from tests.fixtures.sql import sent_statements
 
 from ..conftest import fresh_database
 
@@ -75,15 +76,6 @@ def test_a_known_assignment_is_one_query(gradebook_url: str) -> None:
         gradebook.add_assignment("ps1")
         gradebook.add_notebook("ps1", "ps1")
     assignment_cells(gradebook_url, "ps1")  # the first also makes sure nbgrader's tables are there
-    statements: list[str] = []
-
-    def executed(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
-
-    engine = nbgrader_tables.engine(gradebook_url)
-    sa.event.listen(engine, "before_cursor_execute", executed)
-    try:
+    with sent_statements() as statements:
         assert assignment_cells(gradebook_url, "ps1").notebook == "ps1"
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", executed)
     assert len(statements) == 1, statements
