@@ -13,6 +13,8 @@ same; the engine's tests compare every fixture's gradebook with stock
 ``AssignLatePenalties`` as it is; with ``BulkSaveAutoGrades`` it notes what was
 written (``rows``), so that the caller need not read it back.  The instructor's grade cells are read
 once per grading: ``BulkOverwriteCells`` notes them (``rows.noted.instructor``) for ``BulkSaveAutoGrades``.
+A student's grades and comments are read by one query each, joined to the submitted notebook as nbgrader's
+``find_submission_notebook`` finds it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,20 @@ from typing import Any
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
-from nbgrader.api import BaseCell, Comment, Grade, Gradebook, GradeCell, MissingEntry, TaskCell
+from nbgrader.api import (
+    Assignment,
+    BaseCell,
+    Comment,
+    Grade,
+    Gradebook,
+    GradeCell,
+    MissingEntry,
+    Notebook,
+    Student,
+    SubmittedAssignment,
+    SubmittedNotebook,
+    TaskCell,
+)
 from nbgrader.preprocessors import AssignLatePenalties, OverwriteCells, SaveAutoGrades
 from sqlalchemy.orm import with_polymorphic
 
@@ -136,17 +151,18 @@ class _Prefetched:
         if key in self._submissions:
             return
         self._submissions.add(key)
-        try:
-            submitted = self._gradebook.find_submission_notebook(notebook, assignment, student)
-        except MissingEntry:
-            return
         session = self._gradebook.db
         # find_grade prefers a grade cell to a task cell of the same name, find_comment a solution cell
         for table, target, preferred in ((Grade, self._grades, "GradeCell"), (Comment, self._comments, "SolutionCell")):
-            rows = (
+            rows = (  # the submitted notebook joined as nbgrader's find_submission_notebook finds it: none, no rows
                 session.query(table, BaseCell.name, BaseCell.type)
                 .join(BaseCell, BaseCell.id == table.cell_id)
-                .filter(table.notebook_id == submitted.id)
+                .join(SubmittedNotebook, SubmittedNotebook.id == table.notebook_id)
+                .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+                .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+                .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+                .join(Student, Student.id == SubmittedAssignment.student_id)
+                .filter(Notebook.name == notebook, Assignment.name == assignment, Student.id == student)
                 .all()
             )
             for row, name, _kind in sorted(rows, key=lambda r: r[2] == preferred):

@@ -30,16 +30,8 @@ adaptations, none of which changes what nbgrader computes or writes:
   one ``INSERT``: the same rows, column defaults, refusals and commit.  In a deadline burst every
   job is a first submission.
 
-And one the service asks for (``bound``): on PostgreSQL, a worker writes a job's
-grade in one transaction, nbgrader's rows and its own.  Inside ``bound(connection)``
-every ``Gradebook`` shares one session on that connection, whose ``commit()``
-flushes and expires as nbgrader expects but leaves the transaction to the
-caller, who commits it once with the grade, or rolls everything back.  In that
-session nbgrader asks ``find_notebook`` for the same notebook three times per
-grading; after the first, the answer is the session's own object, held for the
-session and found by its key (``Session.get``), which is the object nbgrader's query
-returns too: no statement while the object is loaded, its row by key once a commit
-has expired it.
+A worker's job in one transaction, where nbgrader's gradebooks share one session, is
+``jobsession``.
 
 The two caches removed three quarters of the time nbgrader spent outside the kernel.
 """
@@ -47,17 +39,16 @@ The two caches removed three quarters of the time nbgrader spent outside the ker
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
+from . import jobsession
+
 _applied = False
 _lock = threading.Lock()
 
-
-_bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
 
 VALID_KEPT = 4096  # metadata values remembered as valid, per schema, before the memory starts again
 _object: type = dict  # nbformat's NotebookNode once ``apply`` ran (nbformat takes a second to import)
@@ -159,7 +150,7 @@ def _fast_gradebook() -> None:
                 ping = not db_url.startswith("sqlite")
                 engine = engines[db_url] = create_engine(db_url, echo=False, future=True, pool_pre_ping=ping)
         self.engine = engine
-        shared = _bound.get()
+        shared = jobsession.current()
         if shared is not None and shared[0] == make_url(db_url):
             self.db = shared[1]
         else:
@@ -182,31 +173,27 @@ def _fast_gradebook() -> None:
         self.authenticator = authenticator
 
     def close(self: Any) -> None:
-        shared = _bound.get()
+        shared = jobsession.current()
         if shared is None or self.db is not shared[1]:  # a bound session outlives its gradebooks (``bound``)
             self.db.remove()  # the engine stays: it is the process's connection pool for this URL
 
     original_find_notebook = api.Gradebook.find_notebook
+    original_find_assignment = api.Gradebook.find_assignment
 
     def find_notebook(self: Any, name: str, assignment: str) -> Any:
-        shared = _bound.get()
-        if shared is None or self.db is not shared[1]:
-            return original_find_notebook(self, name, assignment)
-        known = shared[2].get((name, assignment))
-        # by its key: no statement while the object is loaded, its row (by key) once a commit expired it
-        found = self.db.get(api.Notebook, known[1]) if known is not None else None
-        if found is None:  # the first time (or the row is gone): nbgrader's query, and its MissingEntry
-            found = original_find_notebook(self, name, assignment)
-            # held here: the session's identity map holds its objects only while someone else does
-            shared[2][(name, assignment)] = (found, found.id)
-        return found
+        return jobsession.by_key(self, api.Notebook, original_find_notebook, name, assignment)
+
+    def find_assignment(self: Any, name: str) -> Any:
+        return jobsession.by_key(self, api.Assignment, original_find_assignment, name)
 
     __init__.__doc__ = original_init.__doc__
     find_notebook.__doc__ = original_find_notebook.__doc__
+    find_assignment.__doc__ = original_find_assignment.__doc__
     api.Gradebook.__init__ = __init__
     api.Gradebook.close = close
     api.Gradebook.add_submission = add_submission
     api.Gradebook.find_notebook = find_notebook
+    api.Gradebook.find_assignment = find_assignment
 
 
 original_add_submission: Any = None  # nbgrader's own, for what ``add_submission`` does not write itself
@@ -296,27 +283,6 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
         raise api.InvalidEntry(*e.args) from e  # the database error stays in the chain (``autograde._database_error``)
     loaded = (joinedload(api.SubmittedAssignment.assignment), joinedload(api.SubmittedAssignment.student))
     return db.query(api.SubmittedAssignment).options(*loaded).filter(api.SubmittedAssignment.id == submission_id).one()
-
-
-@contextlib.contextmanager
-def bound(connection: Any) -> Iterator[None]:
-    """Every nbgrader ``Gradebook`` opened in this context (this thread) uses one session on ``connection``.
-
-    ``connection`` is in a transaction the caller owns: nbgrader's ``commit()`` flushes its rows and
-    expires its objects, as a commit does, without ending that transaction; its ``rollback()`` (after
-    an integrity error) rolls the whole transaction back, so that nothing half-written is committed.
-    A gradebook opened on another URL than ``connection``'s gets a session of its own, as outside.
-    """
-    from sqlalchemy.orm import Session
-
-    apply()
-    session = Session(bind=connection, autoflush=True, join_transaction_mode="rollback_only")
-    token = _bound.set((connection.engine.url, session, {}))  # {(notebook, assignment): (Notebook, its id)}
-    try:
-        yield
-    finally:
-        _bound.reset(token)
-        session.close()
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ import pytest
 
 from grader import course
 from grader.engine import inprocess
+from tests.fixtures.gradebooks import every_kind_of_cell
 from tests.fixtures.sql import sent_statements
 from tests.service.queue.cluster import Postgres
 
@@ -83,72 +84,6 @@ def test_metadata_validation_remembers_cell_metadata_as_nbformat_reads_it() -> N
         cached.validate(meta, schema)
 
 
-def test_gradebooks_opened_in_bound_write_in_the_callers_one_transaction(tmp_path: Path) -> None:
-    import sqlalchemy as sa
-    from nbgrader.api import Gradebook
-
-    from tests.service.conftest import fresh_database
-
-    def students(url: str) -> list[str]:
-        engine = sa.create_engine(url)
-        try:
-            with engine.connect() as conn:
-                return sorted(conn.execute(sa.text("SELECT id FROM student")).scalars())
-        finally:
-            engine.dispose()
-
-    course.put_bin_on_path()
-    inprocess.apply()
-    elsewhere = f"sqlite:///{tmp_path / 'other.db'}"
-    with fresh_database("grader_bound") as url:
-        with Gradebook(url):
-            pass  # nbgrader's tables
-        engine = sa.create_engine(url)
-        try:
-            with engine.connect() as conn, conn.begin():
-                with inprocess.bound(conn):
-                    with Gradebook(url) as first, Gradebook(url) as second:
-                        assert first.db is second.db  # one session on the caller's connection
-                        first.update_or_create_student("kept")  # nbgrader commits ...
-                        assert second.find_student("kept").id == "kept"
-                    with Gradebook(elsewhere) as other:  # another database: a session, and commits, of its own
-                        other.update_or_create_student("sqlite")
-                    assert students(url) == []  # ... but nothing is visible before the caller commits
-                    assert students(elsewhere) == ["sqlite"]
-            assert students(url) == ["kept"]
-
-            with pytest.raises(RuntimeError, match="the job failed"):
-                with engine.connect() as conn, conn.begin():
-                    with inprocess.bound(conn):
-                        with Gradebook(url) as gradebook:
-                            gradebook.update_or_create_student("lost")
-                        raise RuntimeError("the job failed")
-            assert students(url) == ["kept"]  # rolled back with the caller's transaction
-
-            with Gradebook(url) as outside:  # outside ``bound``: nbgrader's own session and commits again
-                outside.update_or_create_student("outside")
-            assert students(url) == ["kept", "outside"]
-        finally:
-            engine.dispose()
-
-
-def _gradebook_with_every_kind_of_cell(url: str) -> None:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(url) as gradebook:
-        gradebook.add_assignment("ps", duedate="2026-12-01 17:00:00")
-        for notebook in ("first", "second"):
-            gradebook.add_notebook(notebook, "ps")
-            gradebook.add_grade_cell("test_a", notebook, "ps", max_score=2, cell_type="code")
-            gradebook.add_grade_cell("answer", notebook, "ps", max_score=1, cell_type="code")  # graded and ...
-            gradebook.add_solution_cell("answer", notebook, "ps")  # ... written by the student: both rows
-            gradebook.add_solution_cell("prose", notebook, "ps")
-            gradebook.add_task_cell("task", notebook, "ps", max_score=3, cell_type="markdown")
-        gradebook.add_assignment("empty")  # no notebook (yet): a submission of it has no notebook rows
-        for student in ("stock", "fast"):
-            gradebook.add_student(student)
-
-
 def _rows_of(url: str, student: str) -> dict[str, list[tuple[object, ...]]]:
     """Every row nbgrader's ``add_submission`` writes for ``student``, without the random ids."""
     import sqlalchemy as sa
@@ -196,7 +131,7 @@ def test_add_submission_writes_nbgraders_rows_and_refuses_as_nbgrader_does(datab
             if database == "postgresql"
             else f"sqlite:///{tmp_path / 'gradebook.db'}"
         )
-        _gradebook_with_every_kind_of_cell(url)
+        every_kind_of_cell(url)
         when = {"timestamp": "2026-12-02 10:30:00", "extension": dt.timedelta(hours=2)}
         with Gradebook(url) as gradebook:
             theirs = stock(gradebook, "ps", "stock", **when)
@@ -256,44 +191,3 @@ def test_metadata_validation_remembers_across_notebooks_whose_schema_nbgrader_lo
     cached.validate(dict(good), second)
     assert cached._validator(second)[0] is built and cached.remembered(second) == 1
     assert len(cached._by_content) == 1  # a long-lived service keeps one entry, not one per notebook graded
-
-
-def test_find_notebook_in_a_bound_session_answers_with_the_sessions_object_by_its_key(tmp_path: Path) -> None:
-    """nbgrader asks for the instructor's notebook several times per grading: inside ``bound`` the repeats cost
-    no statement while the object is loaded, and one row by key after a commit expired it; outside, each asks."""
-    import sqlalchemy as sa
-    from nbgrader.api import Gradebook, MissingEntry
-
-    from tests.fixtures.sql import sent_statements
-    from tests.service.conftest import fresh_database
-
-    course.put_bin_on_path()
-    inprocess.apply()
-    with fresh_database("grader_find_notebook") as url:
-        _gradebook_with_every_kind_of_cell(url)
-        engine = sa.create_engine(url)
-        try:
-            with engine.connect() as conn, conn.begin(), inprocess.bound(conn):
-                with Gradebook(url) as gradebook:
-                    found = gradebook.find_notebook("first", "ps")
-                    kernelspec, max_score = found.kernelspec, found.max_score
-                with Gradebook(url) as gradebook, sent_statements() as asked:  # the next step's gradebook
-                    again = gradebook.find_notebook("first", "ps")
-                    assert again is found and (again.kernelspec, again.max_score) == (kernelspec, max_score)
-                    assert gradebook.find_notebook("second", "ps") is not found  # another notebook: its query
-                assert len(asked) == 1 and "JOIN assignment" in asked[0]
-                with Gradebook(url) as gradebook:
-                    gradebook.update_or_create_student("expiring")  # nbgrader commits: every object expires
-                    with sent_statements() as asked:
-                        assert gradebook.find_notebook("first", "ps") is found
-                        assert found.max_score == max_score
-                    assert len(asked) == 1 and "JOIN assignment" not in asked[0]  # its row, by key
-                    for _ in range(2):  # a missing notebook: nbgrader's own error, each time
-                        with pytest.raises(MissingEntry, match=r"^No such notebook: ps/third$"):
-                            gradebook.find_notebook("third", "ps")
-            with Gradebook(url) as gradebook, sent_statements() as asked:  # outside: nbgrader's query each time
-                gradebook.find_notebook("first", "ps")
-                gradebook.find_notebook("first", "ps")
-            assert len(asked) == 2
-        finally:
-            engine.dispose()

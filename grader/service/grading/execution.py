@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import course
-from ...engine import inprocess
+from ...engine import jobsession
 from ...engine.autograde import Status, Stop
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, InfrastructureError
@@ -50,7 +50,7 @@ def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> 
 
     On PostgreSQL this yields a connection in a transaction that holds the advisory lock
     (``pg_advisory_xact_lock``: it ends with the transaction, or with the session if the database
-    goes away).  nbgrader's rows (``inprocess.bound``, when the gradebook is in the same database) and
+    goes away).  nbgrader's rows (``jobsession.bound``, when the gradebook is in the same database) and
     the service's own are written in it and committed together when the block ends, or rolled back
     together when it raises: a job's grade is recorded whole or not at all, in one commit.  On SQLite,
     whose one writer would wait for the whole notebook, it yields ``None`` and every step commits its
@@ -72,7 +72,7 @@ def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> 
                 yield conn
                 return
             students.insert(conn, [student])
-            with inprocess.bound(conn):
+            with jobsession.bound(conn):
                 yield conn
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from sqlalchemy.engine import Connection
+
 from ..config import ServiceConfig
 from ..records.models import Grade, Submission
 from ..records.store import Store
@@ -24,18 +26,25 @@ from ..rules.counting import counting
 
 
 def record(
-    store: Store, config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade, written: bool
+    store: Store,
+    config: ServiceConfig,
+    submission: Submission,
+    notebook_name: str,
+    grade: Grade,
+    written: bool,
+    conn: Connection | None = None,
 ) -> bool:
     """Make nbgrader's gradebook hold the attempt that counts once ``grade`` is recorded for ``submission``.
 
-    ``written``: nbgrader already wrote ``grade``'s rows (the run completed).  Returns whether
-    anything was written here.
+    ``written``: nbgrader already wrote ``grade``'s rows (the run completed).  ``conn``: the job's one
+    transaction, where there is one (the attempts are read in it).  Returns whether anything was written here.
     """
     graded = dataclasses.replace(
         submission, status="graded", score=grade.score, max_score=grade.max_score, late_penalty=grade.late_penalty
     )
     attempts = [
-        graded if s.id == submission.id else s for s in store.submissions(submission.student, submission.assignment)
+        graded if s.id == submission.id else s
+        for s in store.submissions(submission.student, submission.assignment, conn)
     ]
     counts = counting(attempts, config.counting) or graded
     if counts.id == submission.id:

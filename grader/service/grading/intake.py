@@ -14,8 +14,10 @@ from pathlib import Path
 
 import nbformat
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from ... import notebook_errors
+from ...engine import jobsession
 from ...errors import UnknownAssignment, WrongAssignment
 from ...plugins import mending
 from ..config import ServiceConfig
@@ -33,24 +35,35 @@ class AssignmentCells:
     notebook: str
 
 
-def assignment_cells(db_url: str, assignment: str) -> AssignmentCells:
+def assignment_cells(db_url: str, assignment: str, job: Connection | None = None) -> AssignmentCells:
     """The assignment's notebook, from nbgrader's gradebook; ``UnknownAssignment`` when it has none.
 
     One query (the assignment and its first notebook); a second only to list the course's assignments
-    when the name is unknown."""
+    when the name is unknown.  Read on ``job`` (a job's one transaction) when the gradebook is in its
+    database, into the job's nbgrader session (``jobsession.notebooks_of``: nbgrader's own lookups of the
+    assignment and its notebooks then cost no statement), else on a pooled connection of its own."""
+    if job is not None and job.engine.url == sa.make_url(db_url):
+        names = jobsession.notebooks_of(assignment)
+        if names:
+            return AssignmentCells(name=assignment, notebook=names[0])
+        return _assignment_cells(job, assignment)  # its UnknownAssignment, naming the course's assignments
+    with nbgrader_tables.engine(db_url).connect() as conn:
+        return _assignment_cells(conn, assignment)
+
+
+def _assignment_cells(conn: Connection, assignment: str) -> AssignmentCells:
     tables = nbgrader_tables
     a, n = tables.assignment.c, tables.notebook.c
-    with tables.engine(db_url).connect() as conn:
-        found = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
-            sa.select(n.name)  # a row, its name None, when the assignment has no notebook yet
-            .select_from(tables.assignment.outerjoin(tables.notebook, n.assignment_id == a.id))
-            .where(a.name == assignment)
-            .order_by(n.name)
-            .limit(1)
-        ).first()
-        if found is None:
-            names = conn.execute(sa.select(a.name).order_by(a.name)).scalars()
-            raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}")
+    found = conn.execute(  # nbgrader's Assignment.notebooks[0]: ordered by name
+        sa.select(n.name)  # a row, its name None, when the assignment has no notebook yet
+        .select_from(tables.assignment.outerjoin(tables.notebook, n.assignment_id == a.id))
+        .where(a.name == assignment)
+        .order_by(n.name)
+        .limit(1)
+    ).first()
+    if found is None:
+        names = conn.execute(sa.select(a.name).order_by(a.name)).scalars()
+        raise UnknownAssignment(f"unknown assignment {assignment!r}; this course has: {', '.join(names)}")
     if found.name is None:
         raise UnknownAssignment(f"assignment {assignment!r} has no released notebook yet")
     return AssignmentCells(name=assignment, notebook=found.name)

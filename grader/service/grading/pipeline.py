@@ -91,7 +91,9 @@ def _gradebook(run: Run) -> None:
     # in one transaction, a lost claim rolls these rows back with the rest (``finish_job`` finds it lost)
     if run.connection is None and not p.store.holds(run.job):
         raise LostClaim(f"job {run.job.id} was taken over by another worker while it was graded here")
-    gradebook.record(p.store, p.config, run.submission, run.notebook_name, run.grade, run.execution.completed)
+    gradebook.record(
+        p.store, p.config, run.submission, run.notebook_name, run.grade, run.execution.completed, run.connection
+    )
 
 
 def _record(run: Run) -> None:
@@ -165,14 +167,9 @@ class Pipeline:
             store.fail_job(job, "the submission record is missing", retry=False)
             return
         try:
-            run = Run(
-                self,
-                job,
-                submission,
-                assignment_cells(config.db_url, submission.assignment).notebook,
-                store.notebook(submission),
-            )
-            with execution.grading(store, config.db_url, submission.student, submission.assignment) as run.connection:
+            with execution.grading(store, config.db_url, submission.student, submission.assignment) as connection:
+                notebook = assignment_cells(config.db_url, submission.assignment, connection).notebook
+                run = Run(self, job, submission, notebook, store.notebook(submission), connection)
                 for stage in STAGES:
                     stage.run(run)
             if run.connection is not None:  # committed: the grade is there to be read

@@ -269,14 +269,20 @@ class Store:
             text = conn.execute(sa.select(submissions.c.results).where(submissions.c.id == submission_id)).scalar()
         return tuple(TestResult(**item) for item in json.loads(text or "[]"))
 
-    def submissions(self, student: str | None = None, assignment: str | None = None) -> list[Submission]:
+    def submissions(
+        self, student: str | None = None, assignment: str | None = None, conn: Connection | None = None
+    ) -> list[Submission]:
+        """Attempts, oldest first; read on ``conn`` when given (a job's own transaction), else on a connection of
+        their own."""
         query = sa.select(*SUBMISSION_COLUMNS).order_by(submissions.c.id)
         if student is not None:
             query = query.where(submissions.c.student == student)
         if assignment is not None:
             query = query.where(submissions.c.assignment == assignment)
-        with self.engine.connect() as conn:
+        if conn is not None:
             return [_submission(row) for row in conn.execute(query)]
+        with self.engine.connect() as own:
+            return [_submission(row) for row in own.execute(query)]
 
     def results_of(self, assignment: str) -> dict[int, tuple[TestResult, ...]]:
         """Every graded attempt's per-test results for one assignment, in one query."""

@@ -1,0 +1,138 @@
+"""A worker's job in one transaction: every nbgrader ``Gradebook`` of the job on one session (``bound``).
+
+On PostgreSQL, when the gradebook is in the service's database, a worker writes a job's grade in one
+transaction, nbgrader's rows and its own (``grading.execution.grading``).  Inside ``bound(connection)``
+every ``Gradebook`` shares one session on that connection, whose ``commit()`` flushes and expires as
+nbgrader expects but leaves the transaction to the caller, who commits it once with the grade, or
+rolls everything back.
+
+A commit there expires what the students' rows hold, as nbgrader expects (its late-penalty step
+reads a notebook's score, a SQL expression over the grades just written), but not the instructor's
+rows, which grading only reads (``kept``).  So nbgrader's repeated ``find_assignment`` and
+``find_notebook`` (twice and three times per grading) are answered, after the first, by the
+session's own object, held for the session and found by its key (``Session.get``), which is the
+object nbgrader's query returns too: no statement (``by_key``; ``inprocess`` installs it).  The job
+reads the assignment and its notebooks into the session first, in one query (``notebooks_of``), so
+that even the first costs none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+# (the connection's URL, the session, {(model, *names): (its object, its id)}) while ``bound`` runs
+_bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
+INSTRUCTORS = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell")  # nbgrader's models grading only reads
+
+
+def current() -> Any:
+    """``(URL, session, held objects)`` inside ``bound`` (this thread), else ``None``."""
+    return _bound.get()
+
+
+@contextlib.contextmanager
+def bound(connection: Any) -> Iterator[None]:
+    """Every nbgrader ``Gradebook`` opened in this context (this thread) uses one session on ``connection``.
+
+    ``connection`` is in a transaction the caller owns: nbgrader's ``commit()`` flushes its rows and
+    expires its objects (the instructor's rows apart: ``kept``) without ending that transaction; its
+    ``rollback()`` (after an integrity error) rolls the whole transaction back, so that nothing
+    half-written is committed.  A gradebook opened on another URL than ``connection``'s gets a session
+    of its own, as outside.
+    """
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    from .inprocess import apply
+
+    apply()
+    session = Session(bind=connection, autoflush=True, join_transaction_mode="rollback_only", expire_on_commit=False)
+    event.listen(session, "after_commit", _expire_on_commit)
+    token = _bound.set((connection.engine.url, session, {}))  # {(model, *names): (its object, its id)}
+    try:
+        yield
+    finally:
+        _bound.reset(token)
+        session.close()
+
+
+@functools.cache
+def kept() -> dict[type, tuple[str, ...]]:
+    """The instructor's rows a commit in ``bound`` leaves loaded: each class (the course, assignments, notebooks,
+    cells), with the attributes of it that students' rows make (its submissions, their count, whether one needs
+    manual grading), which a commit expires as usual.  Grading writes none of the instructor's rows."""
+    from nbgrader import api
+    from sqlalchemy import Table, inspect
+    from sqlalchemy.sql.util import find_tables
+
+    mappers = [m for model in INSTRUCTORS for m in inspect(getattr(api, model)).self_and_descendants]
+    tables = {t for m in mappers for t in m.tables}
+    classes = tuple(m.class_ for m in mappers)
+    found: dict[type, tuple[str, ...]] = {}
+    for mapper in mappers:
+        related = [r.key for r in mapper.relationships if not issubclass(r.mapper.class_, classes)]
+        computed = [
+            p.key
+            for p in mapper.column_attrs
+            if any(isinstance(t, Table) and t not in tables for c in p.columns for t in find_tables(c))
+        ]
+        found[mapper.class_] = (*related, *computed)
+    return found
+
+
+def _expire_on_commit(session: Any) -> None:
+    """What a commit expires in ``bound``: every object, as SQLAlchemy's ``expire_on_commit`` does, except the
+    instructor's rows (``kept``), of which only what students' rows make."""
+    instructors = kept()
+    for obj in list(session.identity_map.values()):
+        names = instructors.get(type(obj))
+        if names is None:
+            session.expire(obj)
+        elif names:
+            session.expire(obj, names)
+
+
+def notebooks_of(assignment: str) -> list[str]:
+    """Inside ``bound``: the names of ``assignment``'s notebooks in nbgrader's order (``Assignment.notebooks``,
+    by name), the assignment's row and theirs loaded into the session in one query, as nbgrader's
+    ``find_assignment``, ``find_notebook`` and ``Assignment.notebooks`` load them, so that those later cost no
+    statement.  Empty when the gradebook has no such assignment, or outside ``bound`` (nothing is read)."""
+    from nbgrader import api
+    from sqlalchemy.orm import joinedload
+
+    shared = _bound.get()
+    if shared is None:
+        return []
+    found = (
+        shared[1]
+        .query(api.Assignment)
+        .options(joinedload(api.Assignment.notebooks))
+        .filter(api.Assignment.name == assignment)
+        .one_or_none()
+    )
+    if found is None:
+        return []
+    shared[2][(api.Assignment, assignment)] = (found, found.id)
+    for notebook in found.notebooks:
+        shared[2][(api.Notebook, notebook.name, assignment)] = (notebook, notebook.id)
+    return [notebook.name for notebook in found.notebooks]
+
+
+def by_key(gradebook: Any, model: Any, original: Any, *names: str) -> Any:
+    """nbgrader's ``find_assignment`` or ``find_notebook`` (``original``) of ``names``; inside ``bound``, asked again,
+    the session's own object found by its key (``Session.get``), which is the object nbgrader's query returns too:
+    no statement, since the bound session's commits leave the instructor's rows loaded (``kept``)."""
+    shared = _bound.get()
+    if shared is None or gradebook.db is not shared[1]:
+        return original(gradebook, *names)
+    known = shared[2].get((model, *names))
+    found = gradebook.db.get(model, known[1]) if known is not None else None
+    if found is None:  # the first time (or the row is gone): nbgrader's query, and its MissingEntry
+        found = original(gradebook, *names)
+        # held here: the session's identity map holds its objects only while someone else does
+        shared[2][(model, *names)] = (found, found.id)
+    return found
