@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError
-from . import protocol
+from . import leftovers, protocol
 from .sandbox import kill_kernel_processes, refused, required_steps, step_of
 from .zygote import die_with_parent
 
@@ -95,8 +95,10 @@ class Zygote:
 
     def __init__(self, course_root: Path | None = None) -> None:
         self.course_root = course_root
-        self._dir = tempfile.mkdtemp(prefix="grader-zygote-")
+        leftovers.sweep()  # the folders of grading processes that were killed outright
+        self._dir = tempfile.mkdtemp(prefix=leftovers.PREFIX)
         os.chmod(self._dir, 0o700)
+        leftovers.mark(self._dir)
         # removed by close(), or when this object is dropped or the process exits without one (an engine
         # built and never started): no empty folder is left in $TMPDIR
         self._remove_folder = weakref.finalize(self, _remove_folder, self._dir, os.getpid())
