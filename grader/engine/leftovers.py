@@ -24,13 +24,23 @@ OWNER = "owner"  # in each folder: "PID START-TIME PID-NAMESPACE"
 def identity(pid: int) -> str | None:
     """``"PID START-TIME PID-NAMESPACE"`` of a process this one can see, or ``None`` if there is no such process."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        started = _started(pid)
         namespace = os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
-    started = stat.rsplit(b")", 1)[1].split()[19].decode()  # field 22, counted after the command's ")"
-    return f"{pid} {started} {namespace}"
+    return None if started is None else f"{pid} {started} {namespace}"
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), ``None`` when there is no such process.
+
+    ``/proc/PID/stat`` is readable for every process, whoever owns it; other errors are raised."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat.rsplit(b")", 1)[1].split()[19].decode()  # field 22, counted after the command's ")"
 
 
 def mark(folder: str) -> None:
@@ -57,12 +67,11 @@ def sweep(directory: str | None = None) -> list[str]:
         try:
             if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
                 continue
-            owner = Path(entry.path, OWNER).read_text(encoding="ascii")
-            pid, _started, where = owner.split()
-            if where != namespace or identity(int(pid)) == owner:
+            pid, started, where = Path(entry.path, OWNER).read_text(encoding="ascii").split()
+            if where != namespace or _started(int(pid)) == started:
                 continue  # another namespace's (its owner cannot be seen from here), or its owner runs
         except (OSError, ValueError):
-            continue  # not ours, being made, or not one of these
+            continue  # not ours, being made, not one of these, or its owner could not be looked up
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(entry.path)
     return removed
