@@ -150,7 +150,7 @@ def run(
     started = time.monotonic()
     # The zygote's start-up (importing torch, warming the checks: seconds) runs from here, while this
     # process imports nbgrader and reads the gradebook: that start-up is the cold command's largest cost.
-    zygote = Zygote(root)
+    zygote = Zygote(root, rehearse=(assignment,))
     zygote.launch()
     try:
         from .autograde import grade_many

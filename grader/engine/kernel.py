@@ -93,8 +93,11 @@ def find(socket_path: str) -> Zygote:
 class Zygote:
     """A running zygote process (see ``grader.engine.zygote``); one per grading process."""
 
-    def __init__(self, course_root: Path | None = None) -> None:
+    def __init__(self, course_root: Path | None = None, rehearse: tuple[str, ...] = ()) -> None:
+        """``rehearse``: the assignments whose source notebooks the zygote runs once as it starts (every one
+        if none is named; ``rehearsal.py``), those a batch grades."""
         self.course_root = course_root
+        self.rehearse = rehearse
         leftovers.sweep()  # the folders of grading processes that were killed outright
         self._dir = tempfile.mkdtemp(prefix=leftovers.PREFIX)
         os.chmod(self._dir, 0o700)
@@ -140,7 +143,7 @@ class Zygote:
             with open(self.log_path, "ab") as log:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-m", "grader.engine.zygote", self.socket_path]
-                    + ([str(self.course_root)] if self.course_root else []),
+                    + ([str(self.course_root), *self.rehearse] if self.course_root else []),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=log,

@@ -1,6 +1,6 @@
 """The zygote: one process that imports torch once and forks a fresh kernel per submission.
 
-Run as ``python -m grader.engine.zygote SOCKET [COURSE_ROOT]``.  It pays every one-off cost
+Run as ``python -m grader.engine.zygote SOCKET [COURSE_ROOT [ASSIGNMENT...]]``.  It pays every one-off cost
 before it forks, then never runs student code itself:
 
 - imports torch, NumPy, IPython and ``grader.checks``; sets torch's intra-op
@@ -8,11 +8,16 @@ before it forks, then never runs student code itself:
   deadlocks), which is also what a kernel started with ``OMP_NUM_THREADS=1``
   uses, so results are bit-for-bit the same;
 - runs the checks library once on the ``meta`` device and a fake CUDA tensor
-  (the first such operation costs over a second in every new process), but
-  never a backward pass: torch refuses autograd in a child forked after one;
+  (the first such operation costs over a second in every new process), after
+  one backward pass on the CPU where its forks can still run theirs
+  (``rehearsal.autograd_first``: after a fake CUDA tensor, a backward pass
+  makes torch refuse autograd in every later fork);
 - builds the IPython shell, so a child starts with a pristine one, formats a
   few typical tracebacks with it, and transforms the course's own code cells
   (magics and all) once, for every child to reuse;
+- runs the course's source notebooks once, outside that shell, and puts back
+  what they changed (``rehearsal.py``): what a notebook costs the first time
+  in a process is paid here, not in every kernel;
 - seeds torch, ``random`` and NumPy with 0 in every child, so a regrade
   draws the same numbers (a fresh kernel seeds them from the OS, so stock
   nbgrader may not).
@@ -25,6 +30,7 @@ channel to a new child.  A child lives for one notebook and exits.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import gc
 import os
 import random
@@ -36,7 +42,7 @@ from typing import Any
 
 from grader.plugins import kernel_logging
 
-from . import protocol, sandbox
+from . import protocol, rehearsal, sandbox
 
 PR_SET_PDEATHSIG = 1
 LANGUAGE_INFO = {
@@ -61,11 +67,13 @@ def die_with_parent() -> None:
 class Warm:
     """What the zygote prepared: torch, the checks library and a pristine shell."""
 
-    def __init__(self, course_root: str | None = None) -> None:
+    def __init__(self, course_root: str | None = None, assignments: tuple[str, ...] = ()) -> None:
         import torch
 
         torch.set_num_threads(1)
         torch.set_num_interop_threads(1)
+        # before torch's first fake CUDA tensor, or a backward pass here would break autograd in every fork
+        not_rehearsing = rehearsal.autograd_first() if course_root else "no course"
         import IPython  # noqa: F401
         import numpy  # noqa: F401
 
@@ -92,12 +100,28 @@ class Warm:
         self.hidden = sandbox.hidden_paths(course_root)
         from .guard import Guard
 
+        self.rehearsed = self._rehearse(course_root, assignments, not_rehearsing, Guard)
         self.guard = Guard(self.shell)  # the snapshot every kernel starts from (see guard.py)
         self.guard.prime(sources)
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
         self.huge_pages_mib = huge_pages()
+
+    def _rehearse(
+        self, course_root: str | None, assignments: tuple[str, ...], skipped: str, guard: Any
+    ) -> rehearsal.Rehearsed:
+        """Run the course's source notebooks once (``rehearsal.py``); restart without if it cannot be undone."""
+        if skipped or course_root is None:
+            return rehearsal.Rehearsed((), 0, 0, skipped=skipped or "no course")
+        before = guard(self.shell)
+        done, differ = rehearsal.rehearse(rehearsal.source_notebooks(course_root, assignments))
+        put_back = before.check()  # what the notebooks changed of what the guard protects: put back
+        if differ:
+            restart(f"the source notebooks changed {', '.join(differ)}")
+        if not rehearsal.forks_work():
+            restart("a fork could no longer run a backward pass and a device check")
+        return dataclasses.replace(done, put_back=tuple(put_back))
 
     def _warm_tracebacks(self, checks: Any, torch: Any) -> None:
         """Format a few typical failures: the first traceback costs ~50 ms of lazy imports and source parsing."""
@@ -166,28 +190,16 @@ def _anonymous_regions() -> list[tuple[int, int]]:
 def course_cells(root: str) -> list[str]:
     """The code cells of the course's source and release notebooks (what every submission runs)."""
     import glob
-    import json
     from pathlib import Path
 
     from grader.course import release_directory
 
-    sources: list[str] = []
     paths = glob.glob(os.path.join(root, "source", "*", "*.ipynb"))
     try:
         paths += glob.glob(os.path.join(str(release_directory(Path(root))), "*", "*.ipynb"))
     except Exception:  # a configuration the zygote cannot read: warm up on source/ alone
         pass
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                cells = json.load(f).get("cells", [])
-        except (OSError, ValueError):
-            continue
-        for cell in cells:
-            if cell.get("cell_type") == "code":
-                source = cell.get("source", "")
-                sources.append("".join(source) if isinstance(source, list) else str(source))
-    return sources
+    return [source for path in paths for source, _ in rehearsal.code_cells(path)]
 
 
 def _send_quietly(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -326,10 +338,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def serve(path: str, course_root: str | None = None) -> None:
+def restart(reason: str) -> None:
+    """Start this zygote again from scratch, without rehearsing: a process the rehearsal changed forks nothing."""
+    print(f"zygote {os.getpid()}: restarting without the rehearsal: {reason}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os.environ[rehearsal.RESTART] = reason
+    os.execv(sys.executable, [sys.executable, "-m", "grader.engine.zygote", *sys.argv[1:]])
+
+
+def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...] = ()) -> None:
     die_with_parent()
-    warm = Warm(course_root)
+    warm = Warm(course_root, assignments)
     print(f"zygote {os.getpid()}: {warm.huge_pages_mib} MiB in huge pages", file=sys.stderr, flush=True)
+    print(f"zygote {os.getpid()}: {warm.rehearsed.line()}", file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
@@ -365,4 +386,4 @@ def serve(path: str, course_root: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, tuple(sys.argv[3:]))
