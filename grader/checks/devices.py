@@ -9,6 +9,7 @@ check also runs on real CUDA tensors.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -71,6 +72,7 @@ def assert_preserves_dtype(
         _check_outputs(result, label, str(dtype), same_dtype, lambda t: f"{t.dtype}", hint)
 
 
+@functools.cache  # what this torch build can do: asked once (in the grader's zygote, before any kernel forks)
 def fake_cuda_available() -> bool:
     try:
         from torch._subclasses.fake_tensor import FakeTensorMode

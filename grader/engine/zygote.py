@@ -45,6 +45,7 @@ from grader.plugins import kernel_logging
 from . import protocol, rehearsal, sandbox
 
 PR_SET_PDEATHSIG = 1
+SEED = 0  # of torch's, NumPy's and random's generators in every kernel
 LANGUAGE_INFO = {
     "name": "python",
     "version": ".".join(map(str, sys.version_info[:3])),
@@ -101,6 +102,7 @@ class Warm:
         from .guard import Guard
 
         self.rehearsed = self._rehearse(course_root, assignments, not_rehearsing, Guard)
+        torch.manual_seed(SEED)  # every fork inherits it (a fresh process seeds torch from the OS)
         self.guard = Guard(self.shell)  # the snapshot every kernel starts from (see guard.py)
         self.guard.prime(sources)
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
@@ -220,8 +222,6 @@ def _unblock_interrupt() -> None:
 
 def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -> None:
     """The forked kernel: set up its sandbox, then run cells until told to stop."""
-    import torch
-
     from .guard import deny_hooks
     from .shell import attach, run_cell
 
@@ -238,15 +238,16 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     off = sandbox.enter(warm.hidden, os.path.dirname(workdir), limits, sandbox.kernel_uids(os.getppid())[slot])
     die_with_parent()  # after setuid, which clears the parent-death signal
     os.chdir(workdir)
-    seed = 0  # every kernel, every run: a regrade draws the numbers the first grading drew
-    random.seed(seed)
+    # every kernel, every run: a regrade draws the numbers the first grading drew. torch's generators were
+    # seeded in the zygote (``Warm``: torch.manual_seed records a stack trace per device kind, ~2 ms); random
+    # reseeds itself from the OS in every fork (random.py registers that), so it is seeded here, with NumPy
+    random.seed(SEED)
     try:
         import numpy
 
-        numpy.random.seed(seed)
+        numpy.random.seed(SEED)
     except ImportError:
         pass
-    torch.manual_seed(seed)  # a fresh process seeds torch from the OS: here every run draws the same numbers
     warnings._filters_mutated()  # type: ignore[attr-defined]  # warnings seen while warming up show again
     warnings.onceregistry.clear()  # type: ignore[attr-defined]
     shell = warm.shell
