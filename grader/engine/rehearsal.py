@@ -3,31 +3,34 @@
 Every kernel is a fork of the zygote, and every kernel used to pay again what its notebook made torch
 do for the first time in a process: the dispatch cache of the fake CUDA tensors the device checks run
 on (keyed by each operation's shapes and dtypes), the meta functions and decompositions looked up on
-the way, the parts of torch imported on first use.  Measured on the course's fixtures, forked from a
-zygote that had run the notebook once: 85 → 62 ms of a ps1 notebook's CPU, 48 → 23 ms of ps2's.
+the way, the parts of torch imported on first use.  The warm engine's CPU per submission, kernels
+included, fell from 219-254 to 177-223 ms on ps1 and from 273-274 to 211-221 ms on ps3
+(``benchmarks/ab_commits.py 91bf56d 20c3811 -n 60 --assignment A``, two interleaved runs each).
 
 So, while it warms up, the zygote runs each of the course's source notebooks (the instructor's
-solutions and tests: ``source/*/*.ipynb``, the cells ``skip-execution`` does not exclude, as the
-engine runs them) once, in a namespace of its own, never in the shell kernels inherit, with its
-output discarded and a time limit.  A cell that fails is skipped, as is a cell that is not plain
-Python (a magic); the rehearsal only warms, it grades nothing.  In order:
+solutions and tests: ``source/*/*.ipynb``, a batch's own assignment's only; the cells
+``skip-execution`` does not exclude, as the engine runs them) once, in a namespace of its own,
+never in the shell kernels inherit, with its output discarded and a time limit.  A cell that fails
+is skipped, as is a cell that is not plain Python (a magic); the rehearsal only warms, it grades
+nothing.  In order:
 
 1. ``autograd_first`` (before torch's first fake CUDA tensor): one backward pass on the CPU.  A
    backward pass in a process whose autograd engine started threads for a device makes autograd
    refuse to run in every later fork of it, and the engine decides whether it needs such threads on
    its first backward pass, once.  Made with no device in use, that decision is "none", and the
    notebooks' backward passes can then be rehearsed.  A forked probe checks first that a fork of a
-   process that ran a backward pass can still run one (on a machine with a GPU it cannot); where it
-   cannot, nothing is rehearsed.
+   process that ran a backward pass can still run one; where it cannot (where torch sees a GPU, the
+   engine starts device threads on its first pass), nothing is rehearsed.
 2. ``rehearse``: the notebooks, each followed by ``State.restore``: what a notebook can change and a
    kernel would see is put back (torch's, NumPy's and ``random``'s generators and settings, the
    warnings filters, the environment, ``sys.path``, the working directory) and the packages it
    imported that the zygote had not are forgotten, so each kernel imports them itself, in its own
    environment, as a fresh kernel would.  The caller's guard then puts back, and names, whatever
-   the notebooks changed in the namespaces the guard protects.
-3. ``forks_work``: a fork still runs a backward pass and a device check.  If not, or if the state
-   could not be put back, the zygote starts again from scratch without rehearsing (``RESTART``):
-   a rehearsal never ships a changed zygote.
+   the notebooks changed in the namespaces the guard protects (``remove_added``: and names added).
+3. ``forks_work``: a fork still runs a backward pass and a device check, and imports the forgotten
+   packages again (one that registers itself with torch refuses to).  If not, or if the state could
+   not be put back, the zygote starts again from scratch without rehearsing (``RESTART``): a
+   rehearsal never ships a changed zygote.
 
 The source notebooks hold the hidden tests; the zygote already held their text (``shell.prime``
 compiles them), never in reach of a kernel's names, and the rehearsal keeps no name either.
@@ -64,6 +67,7 @@ class Rehearsed:
     notebooks: tuple[tuple[str, float], ...]  # each notebook's assignment and the seconds it took
     cells: int
     failed: int  # cells that raised (or were not plain Python): skipped, as a kernel would go on
+    forgotten: tuple[str, ...] = ()  # packages the notebooks imported that the zygote had not: forgotten
     skipped: str = ""  # why nothing was rehearsed, if so
     put_back: tuple[str, ...] = ()  # what the notebooks changed that the guard protects (the guard put it back)
 
@@ -71,8 +75,9 @@ class Rehearsed:
         if self.skipped:
             return f"not rehearsed: {self.skipped}"
         each = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.notebooks) or "none"
+        forgotten = f"; forgotten: {', '.join(self.forgotten)}" if self.forgotten else ""
         put_back = f"; put back: {', '.join(self.put_back)}" if self.put_back else ""
-        return f"rehearsed source notebooks: {each}; {self.cells} cell(s), {self.failed} failed{put_back}"
+        return f"rehearsed source notebooks: {each}; {self.cells} cell(s), {self.failed} failed{forgotten}{put_back}"
 
 
 def source_notebooks(root: str, assignments: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
@@ -179,8 +184,9 @@ class State:
             modules=frozenset(sys.modules),
         )
 
-    def restore(self) -> list[str]:
-        """Put everything back; what still differs after that (nothing, unless a setter failed)."""
+    def restore(self) -> tuple[list[str], set[str]]:
+        """Put everything back: what still differs after that (nothing, unless a setter failed), and the
+        packages forgotten."""
         os.chdir(self.cwd)
         if dict(os.environ) != self.environ:
             os.environ.clear()
@@ -194,20 +200,40 @@ class State:
                     put(self.settings[name])
             except Exception:  # reported below, as a value that differs
                 continue
-        self._forget_new_packages()
+        forgotten = self._forget_new_packages()
         now = State.take()
         differ = [name for name, value in self.settings.items() if not _same(now.settings[name], value)]
         differ += [name for name in ("environ", "path", "cwd") if getattr(now, name) != getattr(self, name)]
-        return differ
+        return differ, forgotten
 
-    def _forget_new_packages(self) -> None:
-        """Forget the modules of packages the zygote had not imported (torch's own new parts stay)."""
+    def _forget_new_packages(self) -> set[str]:
+        """Forget the modules of packages the zygote had not imported (torch's own new parts stay); their names."""
         had = {name.partition(".")[0] for name in self.modules}
         stdlib = sys.stdlib_module_names
+        forgotten = set()
         for name in [m for m in sys.modules if m not in self.modules]:
             top = name.partition(".")[0]
             if top not in had and top not in stdlib:
                 del sys.modules[name]
+                forgotten.add(top)
+        return forgotten
+
+
+def remove_added(modules: dict[str, Any], saved: dict[str, dict[str, Any]]) -> list[str]:
+    """Names the notebooks added to the guard's modules (``saved``: their namespaces before), removed.
+
+    The guard's check puts back what was replaced or deleted; a name a notebook added (``torch.helper
+    = ...``) would be in every kernel's snapshot.  Submodules stay: importing one binds it in its
+    package, as torch's lazily imported parts do."""
+    import types
+
+    found = []
+    for name, module in modules.items():
+        namespace, before = vars(module), saved.get(name, {})
+        for key in [k for k, v in namespace.items() if k not in before and not isinstance(v, types.ModuleType)]:
+            del namespace[key]
+            found.append(f"{name}.{key} was added")
+    return found
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -282,6 +308,7 @@ def rehearse(notebooks: list[tuple[str, list[str]]]) -> tuple[Rehearsed, list[st
     done: list[tuple[str, float]] = []
     cells = failed = 0
     differ: list[str] = []
+    forgotten: set[str] = set()
     folder = tempfile.mkdtemp(prefix="grader-rehearsal-")
     try:
         with _quiet():
@@ -291,13 +318,14 @@ def rehearse(notebooks: list[tuple[str, list[str]]]) -> tuple[Rehearsed, list[st
                 ran, raised = _run(sources)
                 cells, failed = cells + ran, failed + raised
                 done.append((name, time.monotonic() - started))
-                differ = state.restore()
+                differ, more = state.restore()
+                forgotten |= more
                 if differ:
                     break
     finally:
         os.chdir(state.cwd)
         shutil.rmtree(folder, ignore_errors=True)
-    return Rehearsed(tuple(done), cells, failed), differ
+    return Rehearsed(tuple(done), cells, failed, tuple(sorted(forgotten))), differ
 
 
 def _run(sources: list[str]) -> tuple[int, int]:
@@ -353,14 +381,21 @@ def _quiet() -> Iterator[None]:
 # --- 3. the forks ----------------------------------------------------------------------------------
 
 
-def forks_work() -> bool:
-    """A fork of this process runs a backward pass and a device check, as every kernel may."""
+def forks_work(forgotten: tuple[str, ...] = ()) -> bool:
+    """A fork of this process runs a backward pass and a device check, as every kernel may, and imports
+    the packages the rehearsal forgot (one that registers itself with torch or NumPy may refuse to again)."""
 
     def kernel_work() -> bool:
+        import importlib
+
         import torch
 
         import grader.checks as checks
 
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in forgotten:
+                importlib.import_module(name)
         _backward()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -113,17 +113,23 @@ class Warm:
     def _rehearse(
         self, course_root: str | None, assignments: tuple[str, ...], skipped: str, guard: Any
     ) -> rehearsal.Rehearsed:
-        """Run the course's source notebooks once (``rehearsal.py``); restart without if it cannot be undone."""
+        """Run the course's source notebooks once (``rehearsal.py``); restart without if it cannot be undone.
+        What it did goes to the zygote's log."""
         if skipped or course_root is None:
-            return rehearsal.Rehearsed((), 0, 0, skipped=skipped or "no course")
+            done = rehearsal.Rehearsed((), 0, 0, skipped=skipped or "no course")
+            _log(done.line())
+            return done
         before = guard(self.shell)
         done, differ = rehearsal.rehearse(rehearsal.source_notebooks(course_root, assignments))
-        put_back = before.check()  # what the notebooks changed of what the guard protects: put back
+        # what the notebooks changed of what the guard protects: put back, and names they added removed
+        put_back = before.check() + rehearsal.remove_added(before.modules, before.module_dicts)
+        done = dataclasses.replace(done, put_back=tuple(put_back))
+        _log(done.line())
         if differ:
             restart(f"the source notebooks changed {', '.join(differ)}")
-        if not rehearsal.forks_work():
-            restart("a fork could no longer run a backward pass and a device check")
-        return dataclasses.replace(done, put_back=tuple(put_back))
+        if not rehearsal.forks_work(done.forgotten):
+            restart("a fork could no longer run a backward pass and a device check, or import what was forgotten")
+        return done
 
     def _warm_tracebacks(self, checks: Any, torch: Any) -> None:
         """Format a few typical failures: the first traceback costs ~50 ms of lazy imports and source parsing."""
@@ -339,9 +345,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _log(line: str) -> None:
+    print(f"zygote {os.getpid()}: {line}", file=sys.stderr, flush=True)
+
+
 def restart(reason: str) -> None:
     """Start this zygote again from scratch, without rehearsing: a process the rehearsal changed forks nothing."""
-    print(f"zygote {os.getpid()}: restarting without the rehearsal: {reason}", file=sys.stderr, flush=True)
+    _log(f"restarting without the rehearsal: {reason}")
     sys.stdout.flush()
     os.environ[rehearsal.RESTART] = reason
     os.execv(sys.executable, [sys.executable, "-m", "grader.engine.zygote", *sys.argv[1:]])
@@ -351,7 +361,6 @@ def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...
     die_with_parent()
     warm = Warm(course_root, assignments)
     print(f"zygote {os.getpid()}: {warm.huge_pages_mib} MiB in huge pages", file=sys.stderr, flush=True)
-    print(f"zygote {os.getpid()}: {warm.rehearsed.line()}", file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)

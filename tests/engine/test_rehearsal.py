@@ -35,6 +35,7 @@ with open("written.txt", "w") as f:
     f.write("a file in the rehearsal's folder")
 os.chdir("/")
 torch.allclose = lambda *args, **kwargs: True
+torch.expected_answer = 42
 HIDDEN_ANSWER = 42
 """
 
@@ -45,7 +46,7 @@ print(torch.get_default_dtype(), torch.get_default_device(), torch._tensor_str.P
 print(torch.allclose(torch.ones(1), torch.zeros(1)), 'HIDDEN_ANSWER' in globals(), 'mistune' in sys.modules)
 errors = any(f[0] == 'error' and f[2] is Warning for f in warnings.filters)
 print(numpy.geterr()['divide'], errors, '/nowhere' in sys.path)
-print(sys.getrecursionlimit() == 123456)
+print(sys.getrecursionlimit() == 123456, hasattr(torch, 'expected_answer'))
 """
 
 BACKWARD_AND_DEVICE_CHECK = """
@@ -83,8 +84,9 @@ def test_what_a_source_notebook_changes_is_put_back_before_any_kernel_is_forked(
             seen = stdout(kernel.run(LOOKS_AROUND))
         left = os.listdir(os.path.dirname(zygote.socket_path))
     assert "rehearsed source notebooks: hw " in log
-    assert "1 cell(s), 0 failed; put back: torch.allclose was replaced" in log
-    assert seen == "torch.float32 cpu 4\nFalse False False\nwarn False False\nFalse\n"
+    put_back = "put back: torch.allclose was replaced, torch.expected_answer was added"
+    assert f"1 cell(s), 0 failed; forgotten: mistune; {put_back}" in log
+    assert seen == "torch.float32 cpu 4\nFalse False False\nwarn False False\nFalse False\n"
     assert "written.txt" not in left
 
 
@@ -122,6 +124,40 @@ def test_a_rehearsal_after_which_forks_fail_restarts_the_zygote_without_it(tmp_p
     assert "restarting without the rehearsal: a fork could no longer run a backward pass and a device check" in log
     assert "not rehearsed: an earlier rehearsal could not be undone (a fork could no longer" in log
     assert stdout(run) == "42\n"
+
+
+def test_a_package_that_cannot_be_imported_twice_restarts_the_zygote_without_the_rehearsal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rehearsal forgets the packages a notebook imported, so that each kernel imports its own; one
+    # that registers something with torch (a pytree node, an operator) refuses a second import.
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    (packages / "registers_once.py").write_text(
+        "import fractions\n"
+        "import torch.utils._pytree as pytree\n"
+        "pytree.register_pytree_node(\n"  # a second registration raises ValueError
+        "    fractions.Fraction, lambda f: ([], (f.numerator, f.denominator)), lambda _, c: fractions.Fraction(*c)\n"
+        ")\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(packages))  # the zygote's (a kernel's sandbox has a /tmp of its own)
+    root = _course(tmp_path / "course", hw=["import registers_once"])
+    with _started(root) as (zygote, log):
+        with fresh(zygote) as kernel:
+            run = kernel.run("import torch.utils._pytree as pytree\nprint(pytree.tree_leaves([1, 2]))")
+    assert "rehearsed source notebooks: hw " in log and "; forgotten: registers_once" in log
+    assert "restarting without the rehearsal: a fork could no longer run a backward pass and a device check, " in log
+    assert "not rehearsed: an earlier rehearsal could not be undone" in log
+    assert stdout(run) == "[1, 2]\n", run.error
+
+
+def test_a_package_a_notebook_imported_is_forgotten_and_imported_again_by_each_kernel(tmp_path: Path) -> None:
+    root = _course(tmp_path / "course", hw=["import mistune\nmistune.SEEN_BY_THE_REHEARSAL = True"])
+    with _started(root) as (zygote, log):
+        with fresh(zygote) as kernel:
+            run = kernel.run("import mistune\nprint(hasattr(mistune, 'SEEN_BY_THE_REHEARSAL'))")
+    assert "1 cell(s), 0 failed; forgotten: mistune" in log and "restarting" not in log
+    assert stdout(run) == "False\n"
 
 
 def test_a_notebook_that_never_ends_is_cut_short_and_the_next_one_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
