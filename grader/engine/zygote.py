@@ -42,7 +42,7 @@ from typing import Any
 
 from grader.plugins import kernel_logging
 
-from . import protocol, rehearsal, sandbox
+from . import process_state, protocol, rehearsal, sandbox
 
 PR_SET_PDEATHSIG = 1
 SEED = 0  # of torch's, NumPy's and random's generators in every kernel
@@ -122,7 +122,7 @@ class Warm:
         before = guard(self.shell)
         done, differ = rehearsal.rehearse(rehearsal.source_notebooks(course_root, assignments))
         # what the notebooks changed of what the guard protects: put back, and names they added removed
-        put_back = before.check() + rehearsal.remove_added(before.modules, before.module_dicts)
+        put_back = before.check() + process_state.remove_added(before.modules, before.module_dicts)
         done = dataclasses.replace(done, put_back=tuple(put_back))
         _log(done.line())
         if differ:

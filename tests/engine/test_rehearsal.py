@@ -15,6 +15,7 @@ import pytest
 
 from grader.engine import rehearsal
 from grader.engine.kernel import Zygote
+from grader.engine.process_state import State
 
 from .conftest import fresh, stdout
 
@@ -162,7 +163,7 @@ def test_a_package_a_notebook_imported_is_forgotten_and_imported_again_by_each_k
 
 def test_a_notebook_that_never_ends_is_cut_short_and_the_next_one_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rehearsal, "NOTEBOOK_SECONDS", 0.5)
-    rehearsal.State.take()  # imports torch and NumPy, not part of what is timed
+    State.take()  # imports torch and NumPy, not part of what is timed
     started = time.monotonic()
     done, differ = rehearsal.rehearse(
         [("stuck", ["x = 1", "while True:\n    pass", "never = 1"]), ("next", ["%matplotlib inline", "y = 2"])]
