@@ -212,8 +212,8 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
     defaults: 2.3-2.9 ms of CPU per submission instead of 5.2-5.7 ms (measured when that read took four
     queries; about 2% of a notebook's grading).  The same refusals (``MissingEntry``, ``InvalidEntry``), the same
     commit, and the submission returned as nbgrader's object, its assignment and student loaded with it
-    (nbgrader's log line names both: two queries fewer).  Other keywords than ``SUBMISSION_FIELDS`` go to
-    nbgrader's.
+    (nbgrader's log line names both: two queries fewer).  On PostgreSQL the four tables' rows are one statement.
+    Other keywords than ``SUBMISSION_FIELDS`` go to nbgrader's.
     """
     from nbgrader import api, utils
     from sqlalchemy import insert, select
@@ -273,9 +273,7 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
                 if c.type in COMMENTED
             ],
         }
-        for model, values in rows.items():
-            if values:
-                db.execute(insert(model.__table__), values)
+        _insert(db, [insert(model.__table__).values(values) for model, values in rows.items() if values])
         db.commit()
     except (IntegrityError, FlushError, StatementError) as e:
         api.app_log.exception("Rolling back session due to database error %s", e)
@@ -283,6 +281,17 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
         raise api.InvalidEntry(*e.args) from e  # the database error stays in the chain (``autograde._database_error``)
     loaded = (joinedload(api.SubmittedAssignment.assignment), joinedload(api.SubmittedAssignment.student))
     return db.query(api.SubmittedAssignment).options(*loaded).filter(api.SubmittedAssignment.id == submission_id).one()
+
+
+def _insert(db: Any, inserts: list[Any]) -> None:
+    """Each table's rows, in order; on PostgreSQL in one statement (data-modifying ``WITH``: the tables' foreign
+    keys are checked when the whole statement ends), elsewhere one statement per table."""
+    if db.get_bind().dialect.name != "postgresql":
+        for statement in inserts:
+            db.execute(statement)
+        return
+    *before, last = inserts
+    db.execute(last.add_cte(*(statement.cte(f"rows_{i}") for i, statement in enumerate(before))))
 
 
 @contextlib.contextmanager

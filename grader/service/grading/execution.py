@@ -65,13 +65,13 @@ def grading(store: Store, gradebook_url: str, student: str, assignment: str) -> 
         if store.engine.dialect.name != "postgresql":
             yield None
             return
-        keys = {"a": _int32(student), "b": _int32(assignment)}
+        lock = sa.select(sa.func.pg_advisory_xact_lock(_int32(student), _int32(assignment)))
         with store.engine.connect() as conn, conn.begin():
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:a, :b)"), keys)
             if sa.make_url(gradebook_url) != conn.engine.url:
+                conn.execute(lock)
                 yield conn
                 return
-            students.insert(conn, [student])
+            students.insert(conn, [student], after=lock)  # the lock first, in the same statement
             with jobsession.bound(conn):
                 yield conn
 

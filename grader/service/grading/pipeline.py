@@ -162,7 +162,7 @@ class Pipeline:
 
     def _grade(self, job: Job) -> None:
         store, config = self.store, self.config
-        submission = store.submission(job.submission_id)
+        submission = job.submission or store.submission(job.submission_id)  # the claim's, where it read it
         if submission is None:
             store.fail_job(job, "the submission record is missing", retry=False)
             return

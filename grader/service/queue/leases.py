@@ -21,9 +21,10 @@ import socket
 from dataclasses import dataclass
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from ..records.models import Job
-from ..records.store import Store
+from ..records.store import SUBMISSION_COLUMNS, Store, submission_of
 from ..records.tables import jobs, now, submissions, workers
 
 POISON = (
@@ -56,25 +57,46 @@ def claim(store: Store, job_id: int | None, worker: str, lease_s: float | None, 
         which = jobs.c.id == oldest.scalar_subquery()
     else:
         which = jobs.c.id == job_id
+    claimed = (
+        jobs.update()
+        .where(which, sa.or_(mine, sa.and_(takeable, jobs.c.attempts < max_attempts)))
+        .values(
+            status="running",
+            attempts=sa.case((mine, jobs.c.attempts), else_=jobs.c.attempts + 1),
+            worker=worker,
+            started_at=now(),
+            heartbeat_at=now(),
+        )
+        .returning(jobs.c.id, jobs.c.submission_id, jobs.c.attempts)
+    )
     with store.transaction() as conn:
-        row = conn.execute(
-            jobs.update()
-            .where(which, sa.or_(mine, sa.and_(takeable, jobs.c.attempts < max_attempts)))
-            .values(
-                status="running",
-                attempts=sa.case((mine, jobs.c.attempts), else_=jobs.c.attempts + 1),
-                worker=worker,
-                started_at=now(),
-                heartbeat_at=now(),
-            )
-            .returning(jobs.c.id, jobs.c.submission_id, jobs.c.attempts)
-        ).first()
-        if row is not None:
-            conn.execute(submissions.update().where(submissions.c.id == row.submission_id).values(status="running"))
-            return Job(row.id, row.submission_id, row.attempts)
+        if conn.dialect.name == "postgresql":
+            job = _claim_with_submission(conn, claimed)
+            if job is not None:
+                return job
+        else:
+            row = conn.execute(claimed).first()
+            if row is not None:
+                conn.execute(submissions.update().where(submissions.c.id == row.submission_id).values(status="running"))
+                return Job(row.id, row.submission_id, row.attempts)
     if job_id is not None and lease_s is not None:
         fail_exhausted(store, lease_s, max_attempts, job_id)
     return None
+
+
+def _claim_with_submission(conn: Connection, claimed: sa.Update) -> Job | None:
+    """``claimed`` and the submission's status in one statement, which returns the submission too (PostgreSQL's
+    data-modifying ``WITH``): the job then reads no row of its own before its lock."""
+    job = claimed.cte("claimed")
+    row = conn.execute(
+        submissions.update()
+        .where(submissions.c.id == job.c.submission_id)
+        .values(status="running")
+        .returning(job.c.id.label("job_id"), job.c.attempts.label("job_attempts"), *SUBMISSION_COLUMNS)
+    ).first()
+    if row is None:
+        return None
+    return Job(row.job_id, row.id, row.job_attempts, submission_of(row))
 
 
 def fail_exhausted(store: Store, lease_s: float, max_attempts: int, job_id: int | None = None) -> list[int]:

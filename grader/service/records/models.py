@@ -54,6 +54,8 @@ class Job:
     id: int
     submission_id: int
     attempts: int
+    # the submission as the claim left it, where the claim read it too (on PostgreSQL: the same statement)
+    submission: Submission | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

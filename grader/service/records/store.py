@@ -11,6 +11,7 @@ claim (``leases``) writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -177,20 +178,16 @@ class Store:
         try:
             with self.transaction() as conn:
                 location = files.put(conn, kind, folder, student, assignment, received_at, digest, data)
-                submission_id = conn.execute(
-                    submissions.insert().values(
-                        student=student,
-                        assignment=assignment,
-                        received_at=received_at,
-                        path=location,
-                        sha256=digest,
-                        status="queued",
-                        reason="",
-                    )
-                ).inserted_primary_key[0]  # type: ignore[index]
-                conn.execute(
-                    jobs.insert().values(submission_id=submission_id, status="queued", enqueued_at=now(), error="")
+                submission = submissions.insert().values(
+                    student=student,
+                    assignment=assignment,
+                    received_at=received_at,
+                    path=location,
+                    sha256=digest,
+                    status="queued",
+                    reason="",
                 )
+                submission_id = _insert_with_job(conn, submission)
         except BaseException:
             if location:
                 files.discard(location)
@@ -262,7 +259,7 @@ class Store:
     def submission(self, submission_id: int) -> Submission | None:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(*SUBMISSION_COLUMNS).where(submissions.c.id == submission_id)).first()
-        return _submission(row) if row else None
+        return submission_of(row) if row else None
 
     def results(self, submission_id: int) -> tuple[TestResult, ...]:
         with self.engine.connect() as conn:
@@ -279,10 +276,8 @@ class Store:
             query = query.where(submissions.c.student == student)
         if assignment is not None:
             query = query.where(submissions.c.assignment == assignment)
-        if conn is not None:
-            return [_submission(row) for row in conn.execute(query)]
-        with self.engine.connect() as own:
-            return [_submission(row) for row in own.execute(query)]
+        with contextlib.nullcontext(conn) if conn is not None else self.engine.connect() as reading:
+            return [submission_of(row) for row in reading.execute(query)]
 
     def results_of(self, assignment: str) -> dict[int, tuple[TestResult, ...]]:
         """Every graded attempt's per-test results for one assignment, in one query."""
@@ -342,7 +337,8 @@ SUBMISSION_COLUMNS = tuple(c for c in submissions.c if c.name != "results")
 which the rules read for every earlier attempt at each upload and each job."""
 
 
-def _submission(row: Any) -> Submission:
+def submission_of(row: Any) -> Submission:
+    """The ``Submission`` of a row of ``SUBMISSION_COLUMNS``."""
     return Submission(
         id=row.id,
         student=row.student,
@@ -381,23 +377,41 @@ def _token_info(row: Any, at: dt.datetime) -> TokenInfo:
     )
 
 
+def _insert_with_job(conn: Connection, submission: sa.Insert) -> int:
+    """Insert ``submission`` and its queued job; on PostgreSQL in one statement (a data-modifying ``WITH``)."""
+    job = {"status": "queued", "attempts": 0, "enqueued_at": now(), "error": ""}
+    if conn.dialect.name != "postgresql":
+        submission_id = int(conn.execute(submission).inserted_primary_key[0])  # type: ignore[index]
+        conn.execute(jobs.insert().values(submission_id=submission_id, **job))
+        return submission_id
+    added = submission.returning(submissions.c.id).cte("added")
+    values = [sa.literal(value, jobs.c[name].type).label(name) for name, value in job.items()]
+    queued = jobs.insert().from_select(["submission_id", *job], sa.select(added.c.id, *values))
+    return int(conn.execute(queued.returning(jobs.c.submission_id)).scalar_one())
+
+
 def _finish(conn: Connection, job: Job, grade: Grade) -> None:
-    done = conn.execute(jobs.update().where(*_held(job)).values(status="graded", finished_at=now()))
-    if done.rowcount == 0:
-        raise LostClaim(f"job {job.id} was taken over by another worker: its grade is theirs to record")
-    conn.execute(
-        submissions.update()
-        .where(submissions.c.id == job.submission_id)
-        .values(
-            status="graded",
-            reason=grade.problem,
-            score=grade.score,
-            max_score=grade.max_score,
-            late_penalty=grade.late_penalty,
-            results=json.dumps([t.__dict__ for t in grade.tests]),
-            graded_at=now(),
-        )
+    """The job finished and its submission graded, if ``job``'s claim still holds (else ``LostClaim``); on PostgreSQL in
+    one statement (a data-modifying ``WITH``: the submission's row is written only if the job's was)."""
+    finished = jobs.update().where(*_held(job)).values(status="graded", finished_at=now())
+    graded = submissions.update().values(
+        status="graded",
+        reason=grade.problem,
+        score=grade.score,
+        max_score=grade.max_score,
+        late_penalty=grade.late_penalty,
+        results=json.dumps([t.__dict__ for t in grade.tests]),
+        graded_at=now(),
     )
+    if conn.dialect.name == "postgresql":
+        done = finished.returning(jobs.c.submission_id).cte("finished")
+        written = conn.execute(graded.where(submissions.c.id == done.c.submission_id)).rowcount
+    else:
+        written = conn.execute(finished).rowcount
+        if written:
+            conn.execute(graded.where(submissions.c.id == job.submission_id))
+    if written == 0:
+        raise LostClaim(f"job {job.id} was taken over by another worker: its grade is theirs to record")
 
 
 def _held(job: Job) -> tuple[sa.ColumnElement[bool], ...]:

@@ -12,19 +12,31 @@ holds) or ``add`` (committed at once) first. SQLite has one writer at a time: no
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 
-def insert(conn: Connection, students: Iterable[str]) -> None:
-    """The rows of ``students`` that are missing, in ``conn``'s transaction (PostgreSQL only)."""
+def insert(conn: Connection, students: Iterable[str], after: sa.Select[Any] | None = None) -> None:
+    """The rows of ``students`` that are missing, in ``conn``'s transaction (PostgreSQL only).
+
+    ``after``: a one-row query run first, in the same statement (a job's advisory lock: one round trip).
+    """
     from nbgrader.api import Student
     from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-    rows = [{"id": student} for student in dict.fromkeys(students)]
-    if rows and conn.dialect.name == "postgresql":
-        conn.execute(pg_insert(Student.__table__).values(rows).on_conflict_do_nothing())
+    names = list(dict.fromkeys(students))
+    if not names or conn.dialect.name != "postgresql":
+        return
+    table = Student.__table__
+    if after is None:
+        conn.execute(pg_insert(table).values([{"id": name} for name in names]).on_conflict_do_nothing())
+        return
+    first = after.cte("first")
+    rows = sa.values(sa.column("id", sa.String), name="rows").data([(name,) for name in names])
+    chosen = sa.select(rows.c.id).select_from(rows.join(first, sa.true()))
+    conn.execute(pg_insert(table).from_select(["id"], chosen).on_conflict_do_nothing())
 
 
 def add(db_url: str, students: Iterable[str]) -> None:

@@ -45,19 +45,19 @@ def is_late(when: dt.datetime, due: dt.datetime | None) -> bool:
 def due_of(config: ServiceConfig, assignment: str, student: str | None = None) -> dt.datetime | None:
     """The effective due date of ``student`` (for None: the assignment's own), from nbgrader's gradebook."""
     _assignment, _submitted = nbgrader_tables.assignment, nbgrader_tables.submitted_assignment
-    query = sa.select(_assignment.c.duedate).where(_assignment.c.name == assignment)
+    extension = (
+        sa.select(_submitted.c.extension)
+        .where(_submitted.c.assignment_id == _assignment.c.id, _submitted.c.student_id == student)
+        .scalar_subquery()
+        if student is not None
+        else sa.null()
+    )
+    query = sa.select(_assignment.c.duedate, extension.label("extension")).where(_assignment.c.name == assignment)
     with nbgrader_tables.engine(config.db_url).connect() as conn:
-        due = conn.execute(query).scalar()
-        if not isinstance(due, dt.datetime):
-            return None
-        if student is None:
-            return due
-        extension = conn.execute(
-            sa.select(_submitted.c.extension)
-            .join(_assignment, _assignment.c.id == _submitted.c.assignment_id)
-            .where(_assignment.c.name == assignment, _submitted.c.student_id == student)
-        ).scalar()
-    return effective_due(due, extension if isinstance(extension, dt.timedelta) else None)
+        row = conn.execute(query).first()  # the due date and the student's extension, in one query
+    if row is None or not isinstance(row.duedate, dt.datetime):
+        return None
+    return effective_due(row.duedate, row.extension if isinstance(row.extension, dt.timedelta) else None)
 
 
 @dataclass(frozen=True)
@@ -93,13 +93,18 @@ def grant_extension(config: ServiceConfig, assignment: str, student: str, hours:
 def admit(
     store: Store, config: ServiceConfig, student: str, assignment: str, when: dt.datetime, confirm_late: bool
 ) -> None:
-    """Refuse a submission the course's rules do not allow; otherwise return."""
-    earlier = store.submissions(student=student, assignment=assignment)
+    """Refuse a submission the course's rules do not allow; otherwise return.
+
+    The student's earlier attempts are read only when a rule needs them: a rate limit, a cap on attempts, or a
+    late submission (which may replace an on-time one).
+    """
+    limited = config.min_seconds_between_submissions > 0 or config.max_submissions > 0
+    earlier = store.submissions(student=student, assignment=assignment) if limited else None
     if earlier and config.min_seconds_between_submissions > 0:
         wait = config.min_seconds_between_submissions - (when - earlier[-1].received_at).total_seconds()
         if wait > 0:
             raise RateLimited(f"you submitted {assignment} moments ago; wait {wait:.0f} s before submitting again")
-    if config.max_submissions and len(earlier) >= config.max_submissions:
+    if earlier is not None and config.max_submissions and len(earlier) >= config.max_submissions:
         raise TooManyAttempts(
             f"you have used all {config.max_submissions} submissions of {assignment}; ask your TA if you need another"
         )
@@ -108,8 +113,12 @@ def admit(
         raise PastHardDeadline(
             f"{assignment} closed on {limits.hard:%Y-%m-%d %H:%M} UTC; no more submissions are accepted"
         )
+    if not limits.is_late(when) or confirm_late:
+        return
+    if earlier is None:
+        earlier = store.submissions(student=student, assignment=assignment)
     on_time = [s for s in earlier if s.status != "failed" and not limits.is_late(s.received_at)]
-    if limits.is_late(when) and on_time and not confirm_late:
+    if on_time:
         assert limits.due is not None  # it is late, so there is a due date
         cost = late_policy.penalty_words(config.course_root, (when - limits.due).total_seconds())
         raise LateConfirmationNeeded(

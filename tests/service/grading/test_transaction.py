@@ -100,7 +100,30 @@ def test_a_job_reads_the_instructors_notebook_and_grade_cells_once(postgres: Gra
     finds = [s for s in flat if "FROM notebook JOIN assignment" in s]  # ... and find_notebook
     cells = [s for s in flat if "FROM base_cell LEFT OUTER JOIN grade_cells" in s]
     assert (len(loads), len(assignments), len(finds), len(cells)) == (1, 0, 0, 1), "\n".join(flat)
-    assert len(sent) <= 23, "\n".join(sent)  # a job's statements, the claim apart (scale.py prints them)
+    assert len(sent) <= 17, "\n".join(sent)  # a job's statements, the claim apart (scale.py prints them)
+
+
+def test_a_job_is_claimed_with_its_submission_locked_and_recorded_in_one_statement_each(postgres: Graded) -> None:
+    """The claim returns the submission it marked running (the job reads no row of its own before its lock); the
+    advisory lock and the student's gradebook row are one statement; the job finished and its grade are one."""
+    pipeline = Pipeline(postgres.store, postgres.config, postgres.engine)
+    ident = _submit(postgres, "txn-one")
+    with sent_statements() as claimed:
+        job = leases.claim(postgres.store, None, "w:1", LEASE, postgres.config.max_attempts)
+    assert job is not None and job.submission is not None
+    assert (job.submission.id, job.submission.student, job.submission.status) == (ident, "txn-one", "running")
+    assert len(claimed) == 1, "\n".join(claimed)
+    with sent_statements() as sent:
+        pipeline.grade_job(job)
+    flat = [" ".join(s.split()) for s in sent]
+    reads = [s for s in flat if s.startswith("SELECT") and "FROM grader_submissions WHERE grader_submissions.id" in s]
+    locks = [s for s in flat if "pg_advisory_xact_lock" in s]
+    finished = [s for s in flat if "UPDATE grader_jobs" in s]
+    assert reads == [], "\n".join(flat)
+    assert len(locks) == 1 and "INSERT INTO student" in locks[0] and flat.index(locks[0]) == 0, "\n".join(flat)
+    assert len(finished) == 1 and "UPDATE grader_submissions" in finished[0], "\n".join(flat)
+    submission = postgres.store.submission(ident)
+    assert submission is not None and submission.status == "graded" and submission.score == submission.max_score
 
 
 def test_a_lost_claim_leaves_no_row_of_its_grade_and_the_holder_records_it(postgres: Graded) -> None:
@@ -214,3 +237,29 @@ def _waiting_on_a_lock(course: Graded) -> bool:
     with course.store.engine.connect() as conn:
         query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
         return bool(conn.execute(sa.text(query)).scalar_one())
+
+
+def test_an_upload_reads_earlier_attempts_only_when_a_rule_needs_them_and_stores_its_job_in_one_statement(
+    postgres: Graded,
+) -> None:
+    """No rate limit, no cap on attempts, not late: the rules need no earlier attempt, so none is read; the
+    submission and its queued job are one ``INSERT``.  A late upload reads them (it may replace an on-time one)."""
+    with sent_statements() as sent:
+        ident = _submit(postgres, "txn-upload")
+    flat = [" ".join(s.split()) for s in sent]
+    inserts = [s for s in flat if "INSERT INTO grader_submissions" in s]
+    assert not [s for s in flat if s.startswith("SELECT") and "FROM grader_submissions" in s], "\n".join(flat)
+    assert len(inserts) == 1 and "INSERT INTO grader_jobs" in inserts[0], "\n".join(flat)
+    assert len(flat) == 3, "\n".join(flat)  # the notebook's name, the due date with the extension, the insert
+    with postgres.store.engine.connect() as conn:
+        job = conn.execute(sa.select(jobs.c.status, jobs.c.attempts).where(jobs.c.submission_id == ident)).one()
+    assert tuple(job) == ("queued", 0)
+    deadlines.set_due_date(postgres.config, A, dt.datetime(2020, 1, 1))
+    try:
+        with sent_statements() as late:
+            _submit(postgres, "txn-upload")
+    finally:
+        deadlines.set_due_date(postgres.config, A, None)
+        with postgres.store.transaction() as conn:  # later tests claim the oldest queued job: not these
+            conn.execute(jobs.update().where(jobs.c.status == "queued").values(status="failed"))
+    assert [s for s in late if " ".join(s.split()).startswith("SELECT") and "FROM grader_submissions" in s]

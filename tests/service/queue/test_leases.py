@@ -1,8 +1,10 @@
-"""Job leases on a real database (SQLite here; PostgreSQL in ``test_scale_out``): who may grade a job."""
+"""Job leases on a real database, SQLite and PostgreSQL (whose claim and record are one statement each): who may
+grade a job."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +15,22 @@ from grader.service.queue import leases
 from grader.service.records.models import Grade
 from grader.service.records.store import Store
 from grader.service.records.tables import jobs
+from tests.fixtures.sql import sent_statements
+
+from ..conftest import fresh_database
 
 LEASE = 10.0
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'g.db'}", create=True)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        yield Store(f"sqlite:///{tmp_path / 'g.db'}", create=True)
+        return
+    with fresh_database("grader_leases") as url:
+        store = Store(url, create=True)
+        yield store
+        store.engine.dispose()
 
 
 def add(store: Store, tmp_path: Path, kind: str = "database") -> int:
@@ -41,8 +52,13 @@ def grade(job_submission: int) -> Grade:
 
 def test_one_claim_wins_and_a_live_holder_keeps_its_job(store: Store, tmp_path: Path) -> None:
     job_id = add(store, tmp_path)
-    first = leases.claim(store, job_id, "a:1", LEASE, 3)
+    with sent_statements() as sent:
+        first = leases.claim(store, job_id, "a:1", LEASE, 3)
     assert first is not None and first.attempts == 1
+    assert store.submission(first.submission_id).status == "running"  # type: ignore[union-attr]
+    if store.engine.dialect.name == "postgresql":  # one statement, which returns the submission too
+        assert len(sent) == 1 and first.submission is not None and first.submission.status == "running"
+        assert first.submission == store.submission(first.submission_id)
     assert leases.claim(store, job_id, "b:2", LEASE, 3) is None  # duplicate delivery: nothing to do
     again = leases.claim(store, job_id, "a:1", LEASE, 3)  # the holder, after a database outage
     assert again is not None and again.attempts == 1
@@ -115,7 +131,7 @@ def test_notebooks_kept_in_the_database_or_a_folder_read_back_the_same(store: St
 def test_a_failed_transaction_keeps_no_file(store: Store, tmp_path: Path) -> None:
     with store.transaction() as conn:
         conn.exec_driver_sql("DROP TABLE grader_jobs")  # the job cannot be written
-    with pytest.raises(sa.exc.OperationalError):
+    with pytest.raises((sa.exc.OperationalError, sa.exc.ProgrammingError)):  # SQLite's, PostgreSQL's
         add(store, tmp_path, "folder")
     assert not list((tmp_path / "files").rglob("*.ipynb"))
     assert store.submissions() == []
