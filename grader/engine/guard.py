@@ -6,11 +6,11 @@ function of ``grader.checks``, ``sys.modules['torch']``, IPython's input
 transformers (which would rewrite the test cells) or the recorder that reports
 a failing test.  Three defences, none of which changes an honest notebook:
 
-* ``deny_hooks``: an audit hook, installed before the first student cell,
+* ``audit.deny_hooks``: an audit hook, installed before the first student cell,
   refuses the hooks that would watch or rewrite later cells or reach into
   memory: ``sys.settrace``/``sys.setprofile``, new audit hooks, ``gc``'s object
   walks, ``ctypes``' reads of raw memory and of the interpreter's own C API.
-* ``Guard.check``: before and after every test cell (the builtins after every
+* ``Guard.check`` (what it watches: ``watched.py``): before and after every test cell (the builtins after every
   cell, so that the kernel's own code keeps working), every protected module's
   and class's namespace, ``sys``' hooks and streams, the shell's methods, the
   objects it reports through (``SHELL_OBJECTS``: the exception handler and the
@@ -44,253 +44,22 @@ from __future__ import annotations
 
 import ast
 import operator
-import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from . import versions
+from . import versions, watched
+from .watched import (
+    IGNORED,
+    MODULE_PREFIXES,
+    MODULES,
+    NOTEBOOK_MODULES,
+    RESET_EVERY_CELL,
+    SHELL_OBJECTS,
+    SYS_ATTRIBUTES,
+)
 
-# Modules whose attributes the tests (or the kernel's own reporting) rely on.
-MODULES = (
-    "builtins",
-    "torch",
-    "torch.testing",
-    "torch.testing._comparison",
-    "torch.nn",
-    "torch.nn.functional",
-    "torch.autograd",
-    "torch.linalg",
-    "torch.overrides",
-    "torch._subclasses.fake_tensor",
-    "numpy",
-    "math",
-    "inspect",
-    "json",
-    "json.encoder",
-    "struct",
-    "socket",
-    "traceback",
-    "linecache",
-    "IPython.core.interactiveshell",
-    "IPython.core.displayhook",
-    "IPython.core.compilerop",
-    "ast",
-    "grader",
-    "grader.checks",
-    "grader.engine.shell",
-    "grader.engine.protocol",
-    "grader.engine.zygote",
-    "grader.engine.guard",
-    "grader.engine.precompiled",
-)
-MODULE_PREFIXES = ("grader.checks.",)
-SYS_ATTRIBUTES = ("excepthook", "displayhook", "stdout", "stderr", "stdin", "__stdout__", "__stderr__")
-# The shell's own objects that show a cell's errors and results, or run hooks around it: a cell
-# must not replace them (``recorder`` is a class attribute: an instance one would shadow it).
-SHELL_OBJECTS = (
-    "_trait_values",  # where traitlets keep the values of the others that are traits: first
-    "custom_exceptions",
-    "InteractiveTB",
-    "SyntaxTB",
-    "displayhook",
-    "display_pub",
-    "display_trap",
-    "builtin_trap",
-    "display_formatter",
-    "events",
-    "hooks",
-    "strdispatchers",
-    "prefilter_manager",
-    "input_transformer_manager",
-    "compile",
-    "history_manager",
-    "recorder",
-)
-# Names a notebook binds to modules the test cells use.
-NOTEBOOK_MODULES = {"torch": "torch", "np": "numpy", "numpy": "numpy"}
-# Entries that change in honest use (IPython's last result, the warnings registry).
-IGNORED = frozenset({"_", "__", "___", "__warningregistry__"})
-# Callables IPython itself stores on its objects around every cell: ``DisplayTrap`` keeps the
-# ``sys.displayhook`` it replaces there (and puts it back after the cell, where ``sys`` is checked).
-RESET_EVERY_CELL = frozenset({"old_hook"})
-DENIED_EVENTS = frozenset(
-    {
-        "sys.addaudithook",
-        "sys.settrace",
-        "sys.setprofile",
-        "sys._current_frames",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-        # ctypes' raw memory reads and object-from-address; ctypes.memmove raises no event (see SECURITY.md)
-        "ctypes.cdata",
-        "ctypes.string_at",
-        "ctypes.wstring_at",
-        "ctypes.PyObj_FromPtr",
-    }
-)
 TAMPERING = "TamperingDetected"
-_MISSING = object()
-
-
-# Ways to get hold of a frame (and from it the locals and code of whoever called): while a student's
-# code is on the stack, these are refused.
-FRAME_EVENTS = frozenset({"sys._getframe"})
-FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
-CELL_PREFIX = "<ipython-input-"
-HELPERS = (f"{os.sep}inspect.py", f"{os.sep}traceback.py")  # the standard library's ways to hand out frames
-
-
-def deny_hooks() -> Callable[[bool], None]:
-    """Install the audit hook (it cannot be removed); returns the switch that marks a test cell running.
-
-    Refused from then on: new audit hooks, tracing and profiling, ``gc``'s object walks, ctypes'
-    raw memory reads; and any way of reaching a frame asked for by a cell's code (directly, or
-    through ``inspect``/``traceback``), except, during a test cell, by the test cell's own code.
-    Libraries a cell calls may still look at frames (torch does, to record where a call came from).
-    """
-    testing = [False]
-    busy = [False]
-
-    def asked_by_a_cell() -> str | None:
-        """The notebook cell asking for a frame, if a cell's code asks (directly or through
-        ``inspect``/``traceback``), and which cell runs at the bottom of the stack; else None."""
-        frame = sys._getframe(2)  # 0: here, 1: audit, 2: who asked (the audited call itself is C)
-        while frame is not None and frame.f_code.co_filename.endswith(HELPERS):
-            frame = frame.f_back  # type: ignore[assignment]
-        if frame is None or not frame.f_code.co_filename.startswith(CELL_PREFIX):
-            return None
-        asking = frame.f_code.co_filename
-        bottom = asking
-        while frame is not None:
-            if frame.f_code.co_filename.startswith(CELL_PREFIX):
-                bottom = frame.f_code.co_filename
-            frame = frame.f_back  # type: ignore[assignment]
-        return None if testing[0] and asking == bottom else asking
-
-    def audit(event: str, args: tuple[Any, ...]) -> None:
-        if event in DENIED_EVENTS or (event == "ctypes.dlsym" and type(args[0]).__name__ == "PyDLL"):
-            raise RuntimeError(f"{event} is not available while a notebook is graded")
-        if busy[0] or not (
-            event in FRAME_EVENTS or (event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES)
-        ):
-            return
-        busy[0] = True
-        try:
-            asking = asked_by_a_cell()
-        finally:
-            busy[0] = False
-        if asking is None:
-            return
-        what = event if event in FRAME_EVENTS else f".{args[1]}"
-        raise RuntimeError(f"{what} is not available to a notebook's code while it is graded")
-
-    def switch(on: bool) -> None:
-        testing[0] = on
-
-    sys.addaudithook(audit)
-    return switch
-
-
-def _instances(shell: Any) -> list[Any]:
-    """The kernel's own objects whose methods run around or inside every cell."""
-    return [
-        shell,
-        shell.history_manager,
-        shell.compile,
-        shell.displayhook,
-        shell.display_pub,
-        shell.display_trap,
-        shell.builtin_trap,
-        shell.InteractiveTB,
-        shell.SyntaxTB,
-        shell.events,
-        shell.prefilter_manager,
-        shell.input_transformer_manager,
-        shell.recorder,
-        sys.stdout,
-        sys.stderr,
-    ]
-
-
-@dataclass(frozen=True)
-class Held:
-    """A list or dict of hooks the kernel keeps (transformers, event callbacks...): where it is
-    stored (``namespace[key]``), the object itself and its items as the snapshot found them."""
-
-    label: str
-    namespace: dict[Any, Any]
-    key: Any
-    container: list[Any] | dict[Any, Any]
-    items: tuple[Any, ...]
-
-    @staticmethod
-    def of(label: str, namespace: dict[Any, Any], key: Any) -> Held:
-        container = namespace[key]
-        items = tuple(container.items()) if isinstance(container, dict) else tuple(container)
-        return Held(label, namespace, key, container, items)
-
-    def intact(self) -> bool:
-        current = self.namespace.get(self.key, _MISSING)
-        if current is not self.container or len(current) != len(self.items):
-            return False
-        if isinstance(current, dict):
-            return all(current.get(k, _MISSING) is v for k, v in self.items)
-        return all(a is b for a, b in zip(current, self.items, strict=True))
-
-    def restore(self) -> None:
-        self.namespace[self.key] = self.container
-        if isinstance(self.container, dict):
-            self.container.clear()
-            self.container.update(self.items)
-        else:
-            self.container[:] = self.items
-
-
-def _namespace(obj: Any, name: str) -> dict[str, Any]:
-    """Where ``obj.name`` is stored: the trait values of a traitlets object, else its ``__dict__``."""
-    getattr(obj, name)  # a trait's default is stored on first access
-    traits = vars(obj).get("_trait_values")
-    return traits if isinstance(traits, dict) and name in traits else vars(obj)
-
-
-def _held(shell: Any) -> list[Held]:
-    """Every list or dict of hooks a cell can add to, containers before what they contain."""
-    manager, prefilter, events = shell.input_transformer_manager, shell.prefilter_manager, shell.events
-    held = [
-        Held.of("input_transformers_cleanup", vars(manager), "cleanup_transforms"),
-        Held.of("line transforms", vars(manager), "line_transforms"),
-        Held.of("token transformers", vars(manager), "token_transformers"),
-        Held.of("input_transformers_post", _namespace(shell, "input_transformers_post"), "input_transformers_post"),
-        Held.of("ast_transformers", _namespace(shell, "ast_transformers"), "ast_transformers"),
-        Held.of("prefilter transformers", vars(prefilter), "_transformers"),
-        Held.of("prefilter checkers", vars(prefilter), "_checkers"),
-        Held.of("prefilter handlers", vars(prefilter), "_handlers"),
-        Held.of("prefilter escape handlers", vars(prefilter), "_esc_handlers"),
-        Held.of("events", vars(events), "callbacks"),
-        *(Held.of(f"{name} event callbacks", events.callbacks, name) for name in events.callbacks),
-        Held.of("hooks", vars(shell), "hooks"),
-        *(Held.of(f"{name} hooks", vars(dispatcher), "chain") for name, dispatcher in shell.hooks.items()),
-        Held.of("string-dispatched hooks", vars(shell), "strdispatchers"),
-        Held.of("precompiled course cells", vars(shell.compile), "course_code"),
-    ]
-    return held
-
-
-def _classes(shell: Any) -> list[type]:
-    import torch
-
-    from . import precompiled
-    from .shell import Stream
-
-    found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException, Stream]
-    # what IPython builds a cell's statements with before compiling them, and the zygote's placeholders
-    found += [ast.AST, ast.Module, ast.Interactive, ast.Expr, ast.Pass, *precompiled.PLACEHOLDERS, precompiled.Entry]
-    for obj in _instances(shell):
-        found.extend(c for c in type(obj).__mro__ if c is not object)
-    return list(dict.fromkeys(found))
+_MISSING = watched.MISSING
 
 
 class Guard:
@@ -299,6 +68,9 @@ class Guard:
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
+        unloaded = [m for m in MODULES if m.startswith("grader.") and m not in sys.modules]
+        if unloaded:  # the grader's own modules are kept intact only if the snapshot holds them: fail closed
+            raise RuntimeError(f"the guard's snapshot would miss modules not imported yet: {', '.join(unloaded)}")
         names = [m for m in MODULES if m in sys.modules]
         names += sorted(m for m in sys.modules if m.startswith(MODULE_PREFIXES))
         self.modules = {name: sys.modules[name] for name in names if name != "builtins"}
@@ -309,7 +81,7 @@ class Guard:
         self.module_tags = {name: versions.tag(vars(module)) for name, module in self.modules.items()}
         self.module_dicts = {name: dict(vars(module)) for name, module in self.modules.items()}
         self.module_items = {name: (tuple(d), tuple(d.values())) for name, d in self.module_dicts.items()}
-        classes = _classes(shell)
+        classes = watched.classes(shell)
         self.class_tags = {cls: _class_tag(cls) for cls in classes}
         self.classes = {cls: dict(vars(cls)) for cls in classes}
         self.class_items = {cls: (tuple(d), tuple(d.values())) for cls, d in self.classes.items()}
@@ -317,10 +89,10 @@ class Guard:
         self.attached()
         # per attribute of the shell: where it is stored and its value
         self.objects = {name: (self._stored_in(name), getattr(shell, name)) for name in SHELL_OBJECTS}
-        self.held = _held(shell)
+        self.held = watched.held(shell)
         self.callables = {name for cls in self.classes for name, value in vars(cls).items() if callable(value)}
         # per object: its instance attributes that are callables or shadow a method of its class
-        self.instances = [(obj, self._methods(obj)) for obj in _instances(shell)]
+        self.instances = [(obj, self._methods(obj)) for obj in watched.instances(shell)]
         self.bound: dict[str, frozenset[str] | None] = {}  # cell text -> names_bound_by (see ``prime``)
 
     def prime(self, sources: list[str]) -> None:
@@ -345,7 +117,7 @@ class Guard:
         self.module_items["getpass"] = (tuple(module), tuple(module.values()))
         self.modules["getpass"] = getpass
         if hasattr(self, "instances"):
-            self.instances = [(obj, self._methods(obj)) for obj in _instances(self.shell)]
+            self.instances = [(obj, self._methods(obj)) for obj in watched.instances(self.shell)]
 
     def _stored_in(self, name: str) -> str:
         """``trait``, ``instance`` (the shell's ``__dict__``) or ``class`` (neither: its class's value)."""

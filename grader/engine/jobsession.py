@@ -13,7 +13,8 @@ rows, which grading only reads (``kept``).  So nbgrader's repeated ``find_assign
 session's own object, held for the session and found by its key (``Session.get``), which is the
 object nbgrader's query returns too: no statement (``by_key``; ``inprocess`` installs it).  The job
 reads the assignment and its notebooks into the session first, in one query (``notebooks_of``), so
-that even the first costs none.
+that even the first costs none; the same query loads the student's row and their submission (or notes
+that there is none yet), which answers nbgrader's ``find_student`` and first ``find_submission``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 # (the connection's URL, the session, {(model, *names): (its object, its id)}) while ``bound`` runs
 _bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
 INSTRUCTORS = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell")  # nbgrader's models grading only reads
+ABSENT = ("absent", None)  # held for a row ``notebooks_of`` found missing (``absent``)
 
 
 def current() -> Any:
@@ -96,30 +98,65 @@ def _expire_on_commit(session: Any) -> None:
             session.expire(obj, names)
 
 
-def notebooks_of(assignment: str) -> list[str]:
+def notebooks_of(assignment: str, student: str | None = None) -> list[str]:
     """Inside ``bound``: the names of ``assignment``'s notebooks in nbgrader's order (``Assignment.notebooks``,
     by name), the assignment's row and theirs loaded into the session in one query, as nbgrader's
     ``find_assignment``, ``find_notebook`` and ``Assignment.notebooks`` load them, so that those later cost no
-    statement.  Empty when the gradebook has no such assignment, or outside ``bound`` (nothing is read)."""
+    statement.  With ``student``, the same query loads the student's row and their submission of the
+    assignment, or notes that there is none, for nbgrader's ``find_student`` and first ``find_submission``
+    (``by_key``, ``absent``).  Empty when the gradebook has no such assignment, or outside ``bound`` (nothing
+    is read)."""
     from nbgrader import api
+    from sqlalchemy import and_
     from sqlalchemy.orm import joinedload
 
     shared = _bound.get()
     if shared is None:
         return []
-    found = (
-        shared[1]
-        .query(api.Assignment)
-        .options(joinedload(api.Assignment.notebooks))
-        .filter(api.Assignment.name == assignment)
-        .one_or_none()
-    )
-    if found is None:
+    session, held = shared[1], shared[2]
+    loaded = joinedload(api.Assignment.notebooks)
+    if student is None:
+        one = session.query(api.Assignment).options(loaded).filter(api.Assignment.name == assignment).one_or_none()
+        rows = [] if one is None else [(one, None, None)]
+    else:
+        submitted = api.SubmittedAssignment
+        rows = (
+            session.query(api.Assignment, api.Student, submitted)
+            .select_from(api.Assignment)
+            .outerjoin(api.Student, api.Student.id == student)
+            .outerjoin(
+                submitted, and_(submitted.assignment_id == api.Assignment.id, submitted.student_id == api.Student.id)
+            )
+            .options(loaded)
+            .filter(api.Assignment.name == assignment)
+            .all()
+        )
+    if not rows:
         return []
-    shared[2][(api.Assignment, assignment)] = (found, found.id)
+    found, person, submission = rows[0]
+    held[(api.Assignment, assignment)] = (found, found.id)
     for notebook in found.notebooks:
-        shared[2][(api.Notebook, notebook.name, assignment)] = (notebook, notebook.id)
+        held[(api.Notebook, notebook.name, assignment)] = (notebook, notebook.id)
+    if person is not None:
+        held[(api.Student, student)] = (person, person.id)
+        key = (api.SubmittedAssignment, assignment, student)
+        held[key] = ABSENT if submission is None else (submission, submission.id)
     return [notebook.name for notebook in found.notebooks]
+
+
+def absent(gradebook: Any, model: Any, *names: str) -> bool:
+    """Inside ``bound``, asked once: whether ``notebooks_of`` found no row of ``model`` for ``names`` (the student's
+    submission of the assignment), so that nbgrader's first ``find_submission`` raises its ``MissingEntry``
+    without a statement.  Once asked, the note is gone: the row may be added next (``add_submission``), and a
+    later lookup asks the database."""
+    shared = _bound.get()
+    if shared is None or gradebook.db is not shared[1]:
+        return False
+    key = (model, *names)
+    if shared[2].get(key) is not ABSENT:
+        return False
+    del shared[2][key]
+    return True
 
 
 def by_key(gradebook: Any, model: Any, original: Any, *names: str) -> Any:
@@ -130,7 +167,7 @@ def by_key(gradebook: Any, model: Any, original: Any, *names: str) -> Any:
     if shared is None or gradebook.db is not shared[1]:
         return original(gradebook, *names)
     known = shared[2].get((model, *names))
-    found = gradebook.db.get(model, known[1]) if known is not None else None
+    found = gradebook.db.get(model, known[1]) if known is not None and known is not ABSENT else None
     if found is None:  # the first time (or the row is gone): nbgrader's query, and its MissingEntry
         found = original(gradebook, *names)
         # held here: the session's identity map holds its objects only while someone else does

@@ -18,8 +18,8 @@ Anything else takes IPython's own path: another text, other ``__future__`` flags
 ``ast_node_interactivity``, any AST transformer registered (it would rewrite the tree), top-level
 ``await`` switched off. A placeholder asked for in another mode is compiled from a fresh parse.
 Placeholders are made for each run and referred to only from IPython's own frames, which a cell's
-code cannot reach (``guard.deny_hooks``); the table of entries is checked by the guard before
-every test (``guard._held``).
+code cannot reach (``audit.deny_hooks``); the table of entries is checked by the guard before
+every test (``watched.held``).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass
+@dataclass(frozen=True)
 class State:
     """What a notebook can change in the process and a kernel forked later would see, to put back."""
 

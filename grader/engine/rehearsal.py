@@ -254,20 +254,26 @@ def forks_work(forgotten: tuple[str, ...] = ()) -> bool:
     def kernel_work() -> bool:
         import importlib
 
-        import torch
-
-        import grader.checks as checks
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name in forgotten:
                 importlib.import_module(name)
         _backward()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            checks.assert_preserves_device(
-                lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
-            )
+        device_check()
         return True
 
     return _in_fork(kernel_work)
+
+
+def device_check() -> None:
+    """One device check on a two-element tensor, as a kernel's first would run it (the zygote warms up
+    ``grader.checks``' fake CUDA tensors with it; ``forks_work`` checks that a fork still can)."""
+    import torch
+
+    import grader.checks as checks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checks.assert_preserves_device(
+            lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
+        )

@@ -75,7 +75,7 @@ def class_dict(cls: type) -> dict[str, Any] | None:
 
     try:
         found = [d for d in gc.get_referents(vars(cls)) if type(d) is dict]
-    except RuntimeError:  # gc's walks are refused in a kernel (guard.deny_hooks)
+    except RuntimeError:  # gc's walks are refused in a kernel (audit.deny_hooks)
         return None
     if len(found) != 1 or found[0].keys() != vars(cls).keys():
         return None

@@ -42,7 +42,7 @@ from typing import Any
 
 from grader.plugins import kernel_logging
 
-from . import process_state, protocol, rehearsal, sandbox
+from . import audit, process_state, protocol, rehearsal, sandbox
 
 PR_SET_PDEATHSIG = 1
 SEED = 0  # of torch's, NumPy's and random's generators in every kernel
@@ -80,11 +80,7 @@ class Warm:
 
         import grader.checks as checks
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            checks.assert_preserves_device(
-                lambda x: x * 2, lambda dtype, device: (torch.ones(2, dtype=dtype, device=device),)
-            )
+        rehearsal.device_check()
         # Pickling a tensor (torch.save of a state_dict, copy.deepcopy) caches __slotnames__ on its class the
         # first time: cache it here, so an honest checkpoint is not a change to torch.Tensor the guard reports.
         import copyreg
@@ -228,7 +224,6 @@ def _unblock_interrupt() -> None:
 
 def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -> None:
     """The forked kernel: set up its sandbox, then run cells until told to stop."""
-    from .guard import deny_hooks
     from .shell import attach, run_cell
 
     os.setsid()
@@ -262,7 +257,7 @@ def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -
     kernel_logging.configure()  # as stock kernels do (plugins.isolation.PrivateExecute): log records go to stdout
     guard = warm.guard  # the snapshot: everything as the zygote built it, before any student code
     guard.attached()
-    testing = deny_hooks()
+    testing = audit.deny_hooks()
     pending: list[str] = []  # changes found after cells that were not tests, named at the next test
     checked = False  # the last cell was a test, fully checked after it ran
     _send_quietly(conn, {"op": "ready", "pid": os.getpid(), "language_info": LANGUAGE_INFO, "sandbox_off": off})
@@ -396,4 +391,8 @@ def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, tuple(sys.argv[3:]))
+    # Run as the module ``grader.engine.zygote``, not as ``__main__`` (which IPython's shell replaces with the
+    # notebook's namespace): the guard's snapshot then holds the module whose code runs the kernels.
+    from grader.engine import zygote as _zygote
+
+    _zygote.serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, tuple(sys.argv[3:]))

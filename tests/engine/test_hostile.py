@@ -98,6 +98,9 @@ def test_hooks_that_would_watch_the_tests_are_refused(burst: Burst) -> None:
     assert "sys.settrace is not available while a notebook is graded" in output
     assert "sys.setprofile is not available while a notebook is graded" in output
     assert "sys.addaudithook" not in output.replace("sys.settrace", "")  # the new hook never ran
+    disarmed = burst.helper_output("audit-hook-disarmed")  # the hook's refused events emptied first
+    assert "sys.settrace is not available while a notebook is graded" in disarmed
+    assert "TRACING ALLOWED" not in disarmed
 
 
 def test_no_connection_leaves_the_sandbox(burst: Burst) -> None:

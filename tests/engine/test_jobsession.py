@@ -158,3 +158,38 @@ def test_a_commit_in_bound_expires_the_students_rows_and_what_they_make_of_the_i
                 assert submitted.score == 6  # test_a 2 + answer 1 + task 3: read again after the commit
                 assert notebook.num_submissions == 1
                 assert gradebook.find_notebook("first", "ps") is notebook
+
+
+def test_notebooks_of_a_students_job_loads_their_row_and_submission_in_the_same_query(tmp_path: Path) -> None:
+    """With the student, the one query also loads their row and their submission of the assignment: nbgrader's
+    ``find_student`` and ``find_submission`` then cost no statement.  A submission found missing is missing once
+    (nbgrader's own ``MissingEntry``, no statement); the next look-up asks the database, which finds the one added."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with _gradebook("grader_notebooks_of_student") as (url, engine):
+        with engine.connect() as conn, conn.begin(), jobsession.bound(conn):
+            with sent_statements() as read:
+                assert jobsession.notebooks_of("ps", "stock") == ["first", "second"]
+            assert len(read) == 1
+            with Gradebook(url) as gradebook, sent_statements() as asked:
+                assert gradebook.find_student("stock").id == "stock"
+                with pytest.raises(MissingEntry, match=r"^No such submission: ps for stock$"):
+                    gradebook.find_submission("ps", "stock")
+            assert asked == []
+            with Gradebook(url) as gradebook:
+                added = gradebook.add_submission("ps", "stock")
+                with sent_statements() as again:
+                    assert gradebook.find_submission("ps", "stock") is added
+                assert len(again) == 1  # found missing once only: now nbgrader's query finds it
+        with engine.connect() as conn, conn.begin(), jobsession.bound(conn):  # a second attempt: it exists
+            assert jobsession.notebooks_of("ps", "stock") == ["first", "second"]
+            with Gradebook(url) as gradebook, sent_statements() as asked:
+                found = gradebook.find_submission("ps", "stock")
+                assert (found.student.id, found.assignment.name) == ("stock", "ps")
+            assert asked == []
+            with sent_statements() as unknown:  # a student the gradebook lacks: nothing is noted for them
+                assert jobsession.notebooks_of("ps", "nobody") == ["first", "second"]
+            with Gradebook(url) as gradebook:
+                with pytest.raises(MissingEntry, match=r"^No such student: nobody$"):
+                    gradebook.find_student("nobody")
+            assert len(unknown) == 1

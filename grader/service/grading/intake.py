@@ -35,15 +35,18 @@ class AssignmentCells:
     notebook: str
 
 
-def assignment_cells(db_url: str, assignment: str, job: Connection | None = None) -> AssignmentCells:
+def assignment_cells(
+    db_url: str, assignment: str, job: Connection | None = None, student: str | None = None
+) -> AssignmentCells:
     """The assignment's notebook, from nbgrader's gradebook; ``UnknownAssignment`` when it has none.
 
     One query (the assignment and its first notebook); a second only to list the course's assignments
     when the name is unknown.  Read on ``job`` (a job's one transaction) when the gradebook is in its
     database, into the job's nbgrader session (``jobsession.notebooks_of``: nbgrader's own lookups of the
-    assignment and its notebooks then cost no statement), else on a pooled connection of its own."""
-    if job is not None and job.engine.url == sa.make_url(db_url):
-        names = jobsession.notebooks_of(assignment)
+    assignment and its notebooks then cost no statement, and with ``student`` their row and submission too),
+    else on a pooled connection of its own."""
+    if job is not None and jobsession.current() is not None:  # the gradebook is in the job's database
+        names = jobsession.notebooks_of(assignment, student)
         if names:
             return AssignmentCells(name=assignment, notebook=names[0])
         return _assignment_cells(job, assignment)  # its UnknownAssignment, naming the course's assignments

@@ -168,7 +168,8 @@ class Pipeline:
             return
         try:
             with execution.grading(store, config.db_url, submission.student, submission.assignment) as connection:
-                notebook = assignment_cells(config.db_url, submission.assignment, connection).notebook
+                cells = assignment_cells(config.db_url, submission.assignment, connection, submission.student)
+                notebook = cells.notebook
                 run = Run(self, job, submission, notebook, store.notebook(submission), connection)
                 for stage in STAGES:
                     stage.run(run)

@@ -95,12 +95,17 @@ def test_a_job_reads_the_instructors_notebook_and_grade_cells_once(postgres: Gra
             pipeline.grade_job(job)
     assert postgres.store.submission(ident).status == "graded"  # type: ignore[union-attr]
     flat = [" ".join(s.split()) for s in sent]
-    loads = [s for s in flat if "FROM assignment LEFT OUTER JOIN notebook AS" in s]  # with its notebooks
+    loads = [s for s in flat if "LEFT OUTER JOIN notebook AS" in s]  # the assignment with its notebooks, ...
+    students = [s for s in flat if s.startswith("SELECT student.id AS student_id")]  # ... nbgrader's find_student
+    submissions = [s for s in flat if "FROM submitted_assignment JOIN assignment" in s]  # ... and find_submission
     assignments = [s for s in flat if "FROM assignment WHERE assignment.name" in s]  # nbgrader's find_assignment
     finds = [s for s in flat if "FROM notebook JOIN assignment" in s]  # ... and find_notebook
     cells = [s for s in flat if "FROM base_cell LEFT OUTER JOIN grade_cells" in s]
     assert (len(loads), len(assignments), len(finds), len(cells)) == (1, 0, 0, 1), "\n".join(flat)
-    assert len(sent) <= 17, "\n".join(sent)  # a job's statements, the claim apart (scale.py prints them)
+    assert "LEFT OUTER JOIN student" in loads[0] and "LEFT OUTER JOIN submitted_assignment" in loads[0]
+    # a first submission: found missing without a statement; only the late penalty's look-up, after it was added
+    assert (len(students), len(submissions)) == (0, 1), "\n".join(flat)
+    assert len(sent) <= 15, "\n".join(sent)  # a job's statements, the claim apart (scale.py prints them)
 
 
 def test_a_job_is_claimed_with_its_submission_locked_and_recorded_in_one_statement_each(postgres: Graded) -> None:
