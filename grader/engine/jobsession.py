@@ -27,7 +27,9 @@ from typing import Any
 
 # (the connection's URL, the session, {(model, *names): (its object, its id)}) while ``bound`` runs
 _bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
-INSTRUCTORS = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell")  # nbgrader's models grading only reads
+# nbgrader's models whose rows grading only reads: the instructor's, and the student's own row (a job makes sure it
+# exists, ``students.insert``; nbgrader's ``update_or_create_student`` without attributes writes nothing)
+INSTRUCTORS = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell", "Student")
 ABSENT = ("absent", None)  # held for a row ``notebooks_of`` found missing (``absent``)
 
 
@@ -64,9 +66,9 @@ def bound(connection: Any) -> Iterator[None]:
 
 @functools.cache
 def kept() -> dict[type, tuple[str, ...]]:
-    """The instructor's rows a commit in ``bound`` leaves loaded: each class (the course, assignments, notebooks,
-    cells), with the attributes of it that students' rows make (its submissions, their count, whether one needs
-    manual grading), which a commit expires as usual.  Grading writes none of the instructor's rows."""
+    """The rows a commit in ``bound`` leaves loaded: each class (the course, assignments, notebooks, cells, the
+    student), with the attributes of it that students' submissions make (its submissions, their count, scores,
+    whether one needs manual grading), which a commit expires as usual.  Grading writes none of these rows."""
     from nbgrader import api
     from sqlalchemy import Table, inspect
     from sqlalchemy.sql.util import find_tables
@@ -142,6 +144,30 @@ def notebooks_of(assignment: str, student: str | None = None) -> list[str]:
         key = (api.SubmittedAssignment, assignment, student)
         held[key] = ABSENT if submission is None else (submission, submission.id)
     return [notebook.name for notebook in found.notebooks]
+
+
+def added_submission(db: Any, values: dict[str, Any]) -> Any | None:
+    """Inside ``bound`` (``db`` is its session): the submitted assignment just inserted with ``values`` (its
+    columns as written, the others their defaults), as the session's object without reading it back
+    (``make_transient_to_detached``); its assignment and student are the session's own objects (``kept``), and
+    what it computes from other rows is read when asked for.  ``None`` outside ``bound``: the caller reads it."""
+    from nbgrader import api
+    from sqlalchemy.orm import make_transient_to_detached
+
+    shared = _bound.get()
+    if shared is None or db is not shared[1]:
+        return None
+    columns = dict(values)
+    for column in api.SubmittedAssignment.__table__.columns:  # what the INSERT left to the columns' defaults
+        if column.key not in columns and column.server_default is None:
+            if column.default is None:
+                columns[column.key] = None
+            elif column.default.is_scalar:
+                columns[column.key] = column.default.arg
+    submission = api.SubmittedAssignment(**columns)
+    make_transient_to_detached(submission)
+    db.add(submission)
+    return submission
 
 
 def absent(gradebook: Any, model: Any, *names: str) -> bool:

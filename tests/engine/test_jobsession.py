@@ -177,7 +177,12 @@ def test_notebooks_of_a_students_job_loads_their_row_and_submission_in_the_same_
                     gradebook.find_submission("ps", "stock")
             assert asked == []
             with Gradebook(url) as gradebook:
-                added = gradebook.add_submission("ps", "stock")
+                with sent_statements() as adding:
+                    added = gradebook.add_submission("ps", "stock", timestamp="2026-12-02 17:00:00")
+                    # not read back: the session's own student and assignment, the columns as written
+                    assert (added.student.id, added.assignment.name, added.extension) == ("stock", "ps", None)
+                    assert added.total_seconds_late == 24 * 3600  # due 2026-12-01 17:00
+                assert len(adding) == 2, adding  # the assignment's cells, then one INSERT of every row
                 with sent_statements() as again:
                     assert gradebook.find_submission("ps", "stock") is added
                 assert len(again) == 1  # found missing once only: now nbgrader's query finds it
