@@ -29,7 +29,7 @@ from typing import Any
 _bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
 # nbgrader's models whose rows grading only reads: the instructor's, and the student's own row (a job makes sure it
 # exists, ``students.insert``; nbgrader's ``update_or_create_student`` without attributes writes nothing)
-INSTRUCTORS = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell", "Student")
+READ_ONLY = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell", "Student")
 ABSENT = ("absent", None)  # held for a row ``notebooks_of`` found missing (``absent``)
 
 
@@ -73,7 +73,7 @@ def kept() -> dict[type, tuple[str, ...]]:
     from sqlalchemy import Table, inspect
     from sqlalchemy.sql.util import find_tables
 
-    mappers = [m for model in INSTRUCTORS for m in inspect(getattr(api, model)).self_and_descendants]
+    mappers = [m for model in READ_ONLY for m in inspect(getattr(api, model)).self_and_descendants]
     tables = {t for m in mappers for t in m.tables}
     classes = tuple(m.class_ for m in mappers)
     found: dict[type, tuple[str, ...]] = {}
@@ -90,10 +90,10 @@ def kept() -> dict[type, tuple[str, ...]]:
 
 def _expire_on_commit(session: Any) -> None:
     """What a commit expires in ``bound``: every object, as SQLAlchemy's ``expire_on_commit`` does, except the
-    instructor's rows (``kept``), of which only what students' rows make."""
-    instructors = kept()
+    rows grading only reads (``kept``: the instructor's and the student's), of which only what submissions make."""
+    read_only = kept()
     for obj in list(session.identity_map.values()):
-        names = instructors.get(type(obj))
+        names = read_only.get(type(obj))
         if names is None:
             session.expire(obj)
         elif names:
