@@ -28,6 +28,7 @@ from traitlets.config import Config
 
 from ..plugins.isolation import kernel_environment
 from . import kernel as kernels
+from .forked import Kernel
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Forked:
     """A kernel in its own sandbox: ``root`` is removed when the kernel is done."""
 
     root: Path
-    kernel: kernels.Kernel
+    kernel: Kernel
 
     def close(self) -> None:
         try:

@@ -34,7 +34,7 @@ from traitlets import Float, Integer, Unicode
 from ..errors import InfrastructureError
 from ..plugins import mending
 from . import early
-from . import kernel as kernels
+from .forked import Kernel
 from .guard import TAMPERING, tampering_output
 
 # nbgrader's bookkeeping (gradebook reads and writes) runs under this lock, so
@@ -138,7 +138,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             f"Grading stopped after {self.notebook_timeout:g} s, the limit for a whole notebook; this cell did not run."
         )
 
-    def _run_cells(self, nb: NotebookNode, kernel: kernels.Kernel, started: float) -> None:
+    def _run_cells(self, nb: NotebookNode, kernel: Kernel, started: float) -> None:
         executed = 0
         stopped: str | None = None  # why no further cell can run
         for index, cell in enumerate(nb.cells):
@@ -155,7 +155,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             if stopped is not None:
                 cell.outputs = [_error(NOT_RUN, stopped)]
                 continue
-            timeout = self._get_timeout(cell)  # the cell's own time (grader.engine.kernel.WALL_CAP)
+            timeout = self._get_timeout(cell)  # the cell's own time (grader.engine.forked.WALL_CAP)
             remaining = self._remaining(started)  # the notebook's wall clock
             test = utils.is_grade(cell)
             run = kernel.execute(cell.source, timeout, float(self.iopub_timeout), test=test, wall_limit=remaining)

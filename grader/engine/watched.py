@@ -40,6 +40,7 @@ MODULES = (
     "grader",
     "grader.checks",
     "grader.engine.shell",
+    "grader.engine.recorder",
     "grader.engine.protocol",
     "grader.engine.zygote",
     "grader.engine.guard",
@@ -169,7 +170,7 @@ def classes(shell: Any) -> list[type]:
     import torch
 
     from . import precompiled
-    from .shell import Stream
+    from .recorder import Stream
 
     found: list[type] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, BaseException, Stream]
     # what IPython builds a cell's statements with before compiling them, and the zygote's placeholders

@@ -87,7 +87,8 @@ class Warm:
 
         for cls in (torch.Tensor, torch.nn.Parameter, torch.nn.Module, torch.Size):
             copyreg._slotnames(cls)  # type: ignore[attr-defined]
-        from .shell import Recorder, create, prime
+        from .recorder import Recorder
+        from .shell import create, prime
 
         self.shell = create(Recorder())
         self._warm_tracebacks(checks, torch)

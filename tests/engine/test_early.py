@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import early
+from grader.engine import early, forked
 from grader.engine import kernel as kernels
 from grader.engine.autograde import Status
 from grader.engine.engine import Engine
@@ -40,11 +40,11 @@ def _recording_sandboxes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return made
 
 
-def _recording_spawns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, kernels.Kernel]]:
-    spawned: list[tuple[str, kernels.Kernel]] = []
+def _recording_spawns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, forked.Kernel]]:
+    spawned: list[tuple[str, forked.Kernel]] = []
     original = kernels.Zygote.spawn
 
-    def spawn(self: kernels.Zygote, *args: object, **kwargs: object) -> kernels.Kernel:
+    def spawn(self: kernels.Zygote, *args: object, **kwargs: object) -> forked.Kernel:
         kernel = original(self, *args, **kwargs)  # type: ignore[arg-type]
         spawned.append((threading.current_thread().name, kernel))
         return kernel

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import early, sandbox
+from grader.engine import early, forked, sandbox
 from grader.engine import kernel as kernels
 from grader.engine.autograde import Status
 from grader.engine.engine import Engine
@@ -78,7 +78,7 @@ def test_a_kernel_missing_a_step_is_stopped_before_it_gets_a_cell(
 ) -> None:
     _, workdir, home = private
     sent: list[str] = []
-    monkeypatch.setattr(kernels.Kernel, "execute", lambda self, code, *a, **k: sent.append(code))
+    monkeypatch.setattr(forked.Kernel, "execute", lambda self, code, *a, **k: sent.append(code))
     steps = _forcible(zygote)
     assert sandbox.LIMITS in steps
     for step in steps:

@@ -1,4 +1,4 @@
-"""A cell's time limit counts its own time, not the time other processes held the CPU (``kernel.WALL_CAP``).
+"""A cell's time limit counts its own time, not the time other processes held the CPU (``forked.WALL_CAP``).
 
 Each test pins the kernel and two busy competitors to one CPU, so the kernel really waits on the run
 queue (and, past ``LONG_CELL_S``, is reniced and waits longer): with nbclient's wall-clock limit these
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from grader.engine.kernel import WALL_CAP
+from grader.engine.forked import WALL_CAP
 
 from .conftest import Session
 

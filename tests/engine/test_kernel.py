@@ -7,7 +7,8 @@ import subprocess
 import sys
 import time
 
-from grader.engine.kernel import LONG_CELL_NICE, LONG_CELL_S, Zygote
+from grader.engine.forked import LONG_CELL_NICE, LONG_CELL_S
+from grader.engine.kernel import Zygote
 
 from .conftest import Session, fresh, stdout
 from .processes import gone
