@@ -28,6 +28,8 @@ row per test cell; the same number of kernels at a time as the engine.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -312,6 +315,54 @@ def engine_latencies(root: Path, assignment: str, students: list[str]) -> list[f
         return [engine.grade(assignment, s).seconds for s in students]
 
 
+@contextlib.contextmanager
+def serving(root: Path, group: CpuGroup | None = None) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``grader serve`` on the course at ``root`` (in ``group``, if given), and its URL, once it answers."""
+    import httpx
+
+    port = 18000 + os.getpid() % 1000
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "grader"), "serve", "--port", str(port)],
+        env={**os.environ, "GRADER_COURSE_ROOT": str(root), **(group.environment() if group else {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=group.enter if group else None,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield proc, url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # uvicorn shuts down and grader serve closes its zygote
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def borrowed_batch(root: Path, assignment: str, jobs: int) -> Run:
+    """``grader autograde`` while ``grader serve`` runs for the course: the command grades on the serve's warm
+    engine (``grader.engine.lend``). The serve's start-up is not counted (it was running already); CPU is the
+    command's process tree and the serve's, each from a cgroup of its own, over the command's run."""
+    group = CpuGroup("serve")
+    with serving(root, group):
+        before = group.seconds()
+        run = engine_batch(root, assignment, jobs)
+        served = group.seconds() - before if group.path is not None else 0.0  # machine-wide: in ``run`` already
+    group.close()
+    if "warm engine of `grader serve`" not in run.log:
+        raise SystemExit(f"grader autograde did not grade on the serve's engine:\n{run.log[-3000:]}")
+    return dataclasses.replace(run, cpu_seconds=run.cpu_seconds + served)
+
+
 def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple[list[float], list[float], int, int]:
     """Through ``grader serve``, one submission at a time: upload to recorded grade (the service's own
     received_at -> graded_at), and upload to the client holding the grade (sending the upload to
@@ -321,24 +372,7 @@ def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple
 
     from grader.service.records.store import Store
 
-    port = 18000 + os.getpid() % 1000
-    env = dict(os.environ, GRADER_COURSE_ROOT=str(root))
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "grader"), "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with serving(root) as (proc, url):
         store = Store(course.gradebook_url(root))
         times, seen = [], []
         with MemorySampler(lambda: [proc.pid]) as memory:
@@ -361,13 +395,6 @@ def service_latencies(root: Path, assignment: str, students: list[str]) -> tuple
                     seen.append(held)
                     times.append((_parse(body["graded_at"]) - _parse(body["received_at"])).total_seconds())
         return times, seen, memory.peak_process_kib, memory.peak_total_kib
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # uvicorn shuts down and grader serve closes its zygote
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def _wait(client: object, url: str) -> dict:  # type: ignore[type-arg]
@@ -453,8 +480,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warm engine:              {warm_seconds:.1f} s", flush=True)
         limit_seconds, limit_cpu, _ = physical_limit(engine_root, args.assignment, args.jobs, args.cell_timeout)
         print(f"physical limit:           {limit_seconds:.1f} s", flush=True)
+        borrowed_root = Path(tmp) / "borrowed"
+        shutil.copytree(stock_root, borrowed_root, ignore=shutil.ignore_patterns("autograded", "gradebook.db"))
+        course.generate_releases(borrowed_root, [args.assignment])
+        borrowed = borrowed_batch(borrowed_root, args.assignment, args.jobs)
+        print(f"grader autograde, serve:  {borrowed.seconds:.1f} s", flush=True)
         expected = scores(stock_root, args.assignment)
-        graded = [scores(root, args.assignment) for root in (engine_root, warm_root)]  # read each gradebook once
+        graded = [scores(root, args.assignment) for root in (engine_root, warm_root, borrowed_root)]  # each once
         differing = sorted(
             {k for found in graded for k, v in found.items() if expected.get(k) != v}
             | {k for found in graded for k in expected if k not in found}
@@ -473,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [
         ("stock nbgrader autograde, cold", stock.seconds, stock.cpu_seconds),
         ("grader autograde, cold (start-up included)", engine.seconds, engine.cpu_seconds),
+        ("grader autograde, grader serve running", borrowed.seconds, borrowed.cpu_seconds),
         ("warm engine (as in the service)", warm_seconds, warm_cpu),
         ("physical limit (fork, exec, one transaction)", limit_seconds, limit_cpu),
     ]
@@ -512,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = len(expected)
     print(
         f"\nscores identical: {'yes' if not differing else 'NO'} ({cells} test cells of {n} submissions, "
-        "stock against the batch command and against the warm engine)"
+        "stock against the batch command, the warm engine and the command on the serve's engine)"
     )
     for key in differing[:20]:
         print(f"  {key[0]} {key[1]}: stock {expected.get(key)}")
@@ -527,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
             "stock": stock.figures(),
             "engine": engine.figures(),
             "warm": {"seconds": warm_seconds, "cpu_seconds": warm_cpu},
+            "borrowed": borrowed.figures(),
             "limit": {"seconds": limit_seconds, "cpu_seconds": limit_cpu},
             "stock_latency": stock_lat,
             "engine_latency": engine_lat,

@@ -42,7 +42,9 @@ def _autograde(args: argparse.Namespace) -> int:
 
     try:
         root = course.locate()[0]
-        result = batch.run(root, args.assignment, args.student or None, args.jobs, force=not args.no_force)
+        result = batch.run(
+            root, args.assignment, args.student or None, args.jobs, force=not args.no_force, borrow=not args.own_engine
+        )
     except batch.BatchError as error:
         print(f"grader autograde: {error}", file=sys.stderr)
         return 2
@@ -273,6 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.add_argument("--student", action="append", help="only this student (repeatable; default: everyone)")
     autograde.add_argument("--jobs", type=int, help="kernels at a time (default: twice the CPU count)")
     autograde.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
+    autograde.add_argument(
+        "--own-engine",
+        action="store_true",
+        help="start this command's own engine even when `grader serve` runs for the course (default: use its warm one)",
+    )
     autograde.add_argument("--course", help=COURSE_HELP)
     autograde.set_defaults(func=_autograde)
     serve = commands.add_parser("serve", help="run the grading service for this course on localhost")

@@ -10,4 +10,5 @@ preprocessor.py  ForkExecute, which takes nbgrader Execute's place in Autograde
 early.py         the grading's kernel, forked while nbgrader does its bookkeeping; ForkExecute takes it
 autograde.py     nbgrader's Autograde converter, in-process, one or many submissions
 onepass.py       that converter's two passes over a notebook, handed over in memory
+batch.py         ``grader autograde``: here, or on the warm engine a running ``grader serve`` lends (lend.py)
 """

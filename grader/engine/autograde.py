@@ -349,8 +349,10 @@ def grade_many(
     create: bool = True,
     progress: Callable[[Outcome], None] | None = None,
     zero_unreadable: bool = False,
+    stop: threading.Event | None = None,
 ) -> list[Outcome]:
     """Autograde each student's submission, ``jobs`` kernels at a time; outcomes in completion order.
+    Once ``stop`` is set, submissions not yet started are left ungraded (no outcome).
 
     nbgrader's converter changes the process's working directory to the course root and back around each
     notebook; two at once can leave it in the course root (one saves the other's change). It is put back as
@@ -359,12 +361,31 @@ def grade_many(
     cwd = os.getcwd()
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="autograde") as pool:
-            futures = [pool.submit(grade_one, config, assignment, s, force, create, zero_unreadable) for s in students]
+            futures = [
+                pool.submit(_unless, stop, config, assignment, s, force, create, zero_unreadable) for s in students
+            ]
             for future in as_completed(futures):
                 outcome = future.result()
+                if outcome is None:
+                    continue
                 outcomes.append(outcome)
                 if progress is not None:
                     progress(outcome)
     finally:
         os.chdir(cwd)
     return outcomes
+
+
+def _unless(
+    stop: threading.Event | None,
+    config: Config,
+    assignment: str,
+    student: str,
+    force: bool,
+    create: bool,
+    zero_unreadable: bool,
+) -> Outcome | None:
+    """``grade_one``, unless ``stop`` was set before this submission's turn came."""
+    if stop is not None and stop.is_set():
+        return None
+    return grade_one(config, assignment, student, force, create, zero_unreadable)

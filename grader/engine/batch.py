@@ -104,6 +104,11 @@ class Progress:
             self.out.write(("\r" if self.tty else "") + self.line() + ("" if self.tty else "\n"))
             self.out.flush()
 
+    def begin(self) -> None:
+        """The clock starts now (the rate counts grading, not an engine's start-up), unless grading already began."""
+        if self.done == 0:
+            self.started = time.monotonic()
+
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
@@ -129,8 +134,13 @@ def run(
     force: bool = True,
     db_url: str | None = None,
     out: TextIO | None = None,
+    borrow: bool = True,
 ) -> BatchResult:
-    """Autograde every submission of ``assignment`` (or only ``students``) under ``root/submitted``."""
+    """Autograde every submission of ``assignment`` (or only ``students``) under ``root/submitted``.
+
+    With ``borrow``, a ``grader serve`` of this user already running for the course on the same gradebook
+    grades them on its warm engine (``lend``), and the first line on ``out`` says so; otherwise, or for what
+    it could not finish, this process starts its own."""
     if assignment not in course.assignments(root):
         known = ", ".join(course.assignments(root))
         raise BatchError(f"no assignment {assignment!r} in {root / 'source'} (known: {known})")
@@ -148,31 +158,109 @@ def run(
     if not chosen:
         raise BatchError(f"no submissions of {assignment} under {root / 'submitted'}")
     started = time.monotonic()
+    jobs = jobs or 2 * (os.cpu_count() or 1)
+    out = out or sys.stderr
+    progress = Progress(len(chosen), out)
+    outcomes: list[Outcome] = []
+    if borrow:
+        outcomes = _on_serve(root, assignment, chosen, jobs, force, db_url, out, progress)
+    graded = {o.student for o in outcomes}
+    rest = [s for s in chosen if s not in graded]
+    if rest:
+        outcomes += _on_own_engine(root, assignment, rest, jobs, force, db_url, progress)
+    progress.close()
+    released = release_time(root, assignment)
+    doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
+    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started, doubts)
+
+
+def _on_serve(
+    root: Path,
+    assignment: str,
+    students: list[str],
+    jobs: int,
+    force: bool,
+    db_url: str | None,
+    out: TextIO,
+    progress: Progress,
+) -> list[Outcome]:
+    """What a running ``grader serve`` of the course grades of ``students`` on its warm engine (``lend``): all of
+    them, or none (no serve, or it refused: ``out`` says why), or those it finished before it went away."""
+    from . import lend
+    from .limits import Limits
+    from .protocol import ProtocolError
+
+    gradebook = course.gradebook_url(root, db_url)
+    serve = lend.find(root, gradebook)
+    if serve is None:
+        return []
+    request = lend.Request(
+        assignment,
+        tuple(students),
+        min(jobs, lend.MAX_JOBS),
+        force,
+        str(root.resolve()),
+        gradebook,
+        lend.config_digest(root),
+        Limits.of(root),
+    )
+    try:
+        refused = serve.ask(request)
+    except lend.LendingRefused as error:
+        serve.close()
+        raise BatchError(str(error)) from None
+    if refused is not None:
+        serve.close()
+        _say(out, f"{refused}; starting this command's own engine.")
+        return []
+    _say(out, f"Grading on the warm engine of `grader serve` (pid {serve.pid}), already running for this course.")
+    outcomes: list[Outcome] = []
+    try:
+        for outcome in serve.outcomes():
+            outcomes.append(outcome)
+            progress(outcome)
+    except (ProtocolError, OSError) as error:
+        left = len(students) - len(outcomes)
+        _say(
+            out,
+            f"`grader serve`'s engine stopped answering ({error}) after {len(outcomes)} of {len(students)} "
+            f"submission(s); grading the other {left} on this command's own engine.",
+        )
+    finally:
+        serve.close()
+    return outcomes
+
+
+def _on_own_engine(
+    root: Path, assignment: str, students: list[str], jobs: int, force: bool, db_url: str | None, progress: Progress
+) -> list[Outcome]:
+    """``students`` graded on an engine this process starts (and closes)."""
     # The zygote's start-up (importing torch, warming the checks: seconds) runs from here, while this
     # process imports nbgrader and reads the gradebook: that start-up is the cold command's largest cost.
     zygote = Zygote(root, rehearse=(assignment,))
     zygote.launch()
     try:
         from .autograde import grade_many
-        from .engine import Engine
+        from .engine import Engine, unregistered
 
-        _registered(root, assignment, db_url)
-        released = release_time(root, assignment)
-        doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
+        problem = unregistered(course.gradebook_url(root, db_url), assignment)
+        if problem is not None:
+            raise BatchError(problem)
         # the course's GraderService limits, the same the service grades with
         engine = Engine(root, db_url, zygote=zygote)
     except BaseException:
         zygote.close()
         raise
-    jobs = jobs or 2 * (os.cpu_count() or 1)
-    out = out or sys.stderr
     with engine:
-        progress = Progress(len(chosen), out)
-        outcomes = grade_many(
-            engine.config, assignment, chosen, jobs=jobs, force=force, progress=progress, zero_unreadable=True
+        progress.begin()
+        return grade_many(
+            engine.config, assignment, students, jobs=jobs, force=force, progress=progress, zero_unreadable=True
         )
-        progress.close()
-    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started, doubts)
+
+
+def _say(out: TextIO, line: str) -> None:
+    out.write(f"grader autograde: {line}\n")
+    out.flush()
 
 
 def release_time(root: Path, assignment: str) -> dt.datetime | None:
@@ -217,16 +305,3 @@ def _naive_utc(seconds: float) -> dt.datetime:
 
 def _utc(moment: dt.datetime) -> str:
     return f"{moment.isoformat(sep=' ', timespec='seconds')} UTC"
-
-
-def _registered(root: Path, assignment: str, db_url: str | None) -> None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(course.gradebook_url(root, db_url)) as gradebook:
-        try:
-            gradebook.find_assignment(assignment)
-        except MissingEntry:
-            raise BatchError(
-                f"{assignment} is not in the gradebook yet: run `grader release {assignment}` "
-                "(nbgrader generate_assignment) first"
-            ) from None

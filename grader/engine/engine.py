@@ -14,6 +14,7 @@ from ..variants import marked
 from . import sandbox
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
+from .lend import config_digest
 from .limits import Limits
 
 log = logging.getLogger("grader.engine")
@@ -38,11 +39,14 @@ class Engine:
         self.db_url = db_url
         self.limits = Limits.of(self.root) if limits is None else limits
         marked.require_secret(self.root)  # a course with per-student variants cannot grade without its secret
+        self.config_digest = ""  # ``nbgrader_config.py``'s when ``config`` was read from it (``lend``)
         self.config = self._load()
         self._started = threading.Event()
 
     def _load(self) -> Config:
         limits = self.limits
+        # read before the configuration: a file changed meanwhile differs from the digest (``lend``), never the reverse
+        self.config_digest = config_digest(self.root)
         return load_config(
             self.root,
             self.db_url,
@@ -86,6 +90,21 @@ class Engine:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def unregistered(gradebook_url: str, assignment: str) -> str | None:
+    """What to do first when ``assignment`` is not in the gradebook yet (nothing can be graded), else None."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(gradebook_url) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+        except MissingEntry:
+            return (
+                f"{assignment} is not in the gradebook yet: run `grader release {assignment}` "
+                "(nbgrader generate_assignment) first"
+            )
+    return None
 
 
 def sqlite_file(db_url: str, root: Path) -> str | None:

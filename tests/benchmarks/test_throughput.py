@@ -26,6 +26,7 @@ def test_a_tiny_benchmark_run_prints_the_table_and_identical_scores(tmp_path: Pa
     for row in (
         "| stock nbgrader autograde, cold ",
         "| grader autograde, cold (start-up included) ",
+        "| grader autograde, grader serve running ",
         "| warm engine (as in the service) ",
         "| physical limit (fork, exec, one transaction) ",
         "latency p50 / p95, one submission (s)",
@@ -40,6 +41,7 @@ def test_a_tiny_benchmark_run_prints_the_table_and_identical_scores(tmp_path: Pa
     assert data["identical"] is True and data["n"] == 4
     assert data["engine"]["seconds"] > 0 and data["stock"]["seconds"] > 0
     assert data["warm"]["cpu_seconds"] > 0 and data["limit"]["cpu_seconds"] > 0
+    assert data["borrowed"]["seconds"] > 0 and data["borrowed"]["cpu_seconds"] > 0
     # the limit does less than the warm engine with the same cells: it cannot cost more CPU than it, by far
     assert data["limit"]["cpu_seconds"] < 2 * data["warm"]["cpu_seconds"]
 

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ...engine.lend import Lender
 from .. import hooks
 from ..config import ServiceConfig
 from ..grading.pipeline import Pipeline
@@ -35,6 +36,7 @@ class LocalWorkers:
         self.config = config
         self.engine = config.engine(zygote)
         self.pipeline = Pipeline(store, config, self.engine, hooks.after_record(config))
+        self.lender = Lender(self.engine)
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -43,6 +45,7 @@ class LocalWorkers:
     def start(self) -> None:
         """Warm the engine (a few seconds: its zygote imports torch), then start claiming jobs."""
         self.engine.start()
+        self.lender.start()  # `grader autograde` of this course grades on this warm engine too
         self.store.requeue_running()
         for n in range(self.config.workers):
             thread = threading.Thread(target=self._loop, name=f"grader-worker-{n}", daemon=True)
@@ -57,6 +60,7 @@ class LocalWorkers:
         self.wake.set()
         for thread in self.threads:
             thread.join(timeout)
+        self.lender.close()
         self.engine.close()
 
     def reload_config(self) -> None:
