@@ -10,6 +10,9 @@ Stock ``nbgrader autograde`` and the engine run them alike, so both give the sam
 - ``late_policy.PercentPerDay``: the course's late penalty (set from the dashboard, or in the file);
 - ``redaction.HideHiddenTests``: the feedback a TA hands out never shows hidden test source.
 
+``release`` is no plug-in: the release notebook's nbgrader cells, read once while unchanged, for ``mending``
+and the variant preprocessors.
+
 The per-student variant preprocessors (``grader.variants``) and the exchange (``grader.exchange``) are
 plug-ins too, in packages of their own. Nothing is imported here: ``kernel_logging`` runs inside student
 kernels, which must not pay for the others.
