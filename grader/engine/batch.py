@@ -1,7 +1,9 @@
 """``grader autograde``: the TA's batch command, in place of ``nbgrader autograde``.
 
 Same arguments and the same results (gradebook rows, ``autograded/``
-notebooks, late penalties), several kernels at a time, with a progress bar.
+notebooks, late penalties), several kernels at a time, with a progress bar;
+on the warm engine of a ``grader serve`` already running for the course when
+there is one (``lend``), else on an engine of its own.
 """
 
 from __future__ import annotations

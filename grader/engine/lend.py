@@ -16,7 +16,9 @@ serve listens on a Unix socket (``Lender``), and the command asks there first (`
 - **Messages.** ``protocol``'s length-prefixed JSON. The command sends one ``grade`` request. The serve
   answers ``lent`` (or ``refused``), then one ``outcome`` per submission as each is graded, then ``done``.
 - **Endings.** A command that hangs up stops the batch: submissions not yet started are not graded there. A
-  serve that goes away mid-batch leaves the rest to the command's own engine (``batch.run``).
+  serve that goes away mid-batch leaves the rest to the command's own engine (``batch.run``). A serve that
+  stops (``Lender.close``), or whose zygote dies under a grading (a signal to its process group), hands the
+  batch back before it reports that grading: a kernel that died with the zygote is not the submission's doing.
 
 The gradebook rows and autograded notebooks are the serve's engine's, written by the same nbgrader
 code in the same course: what the command would have written itself.
@@ -180,6 +182,7 @@ class Lender:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._busy = threading.Lock()
+        self._lent: dict[socket.socket, threading.Event] = {}  # the batch being graded: its connection, its stop
 
     def start(self) -> bool:
         """Listen; False (logged) when another process already lends an engine for this course and gradebook."""
@@ -197,6 +200,11 @@ class Lender:
         return True
 
     def close(self) -> None:
+        """Stop listening, and hand a batch being graded back to its command, which grades the rest itself
+        (what is in flight included: the engine closes next)."""
+        for conn, stop in list(self._lent.items()):
+            stop.set()
+            _hang_up(conn)
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
@@ -266,29 +274,50 @@ class Lender:
         return None
 
     def _lend(self, conn: socket.socket, request: Request) -> None:
-        from .autograde import grade_many
+        from .autograde import Stop, grade_many
 
         hung_up = threading.Event()
 
         def report(outcome: Outcome) -> None:
-            if not hung_up.is_set() and not _send(conn, outcome_message(outcome)):
+            if hung_up.is_set():
+                return
+            if (not outcome.ok or outcome.stopped is Stop.KERNEL_DIED) and not self.engine.zygote.alive():
+                # the kernel died with the zygote (the serve is stopping), not by the submission's doing: the
+                # command grades this one again, and the rest
+                hung_up.set()
+                _hang_up(conn)
+            elif not _send(conn, outcome_message(outcome)):
                 hung_up.set()  # the command is gone: what has not started is not graded
 
         conn.settimeout(60)
         if not _send(conn, {"op": "lent", "pid": os.getpid()}):
             return
-        grade_many(
-            self.engine.config,
-            request.assignment,
-            request.students,
-            jobs=request.jobs,
-            force=request.force,
-            progress=report,
-            zero_unreadable=True,
-            stop=hung_up,
-        )
+        self._lent[conn] = hung_up
+        try:
+            grade_many(
+                self.engine.config,
+                request.assignment,
+                request.students,
+                jobs=request.jobs,
+                force=request.force,
+                progress=report,
+                zero_unreadable=True,
+                stop=hung_up,
+            )
+        except Exception:  # the command sees the connection close and grades the rest itself
+            log.exception("a batch lent to `grader autograde` failed")
+            return
+        finally:
+            self._lent.pop(conn, None)
         if not hung_up.is_set():
             _send(conn, {"op": "done"})
+
+
+def _hang_up(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> bool:

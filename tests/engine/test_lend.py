@@ -197,7 +197,10 @@ def test_a_name_held_by_another_user_is_told_nothing(tmp_path: Path) -> None:
     assert full_marks(scores(root), "a-correct")
 
 
-def test_a_serve_gone_mid_batch_leaves_the_rest_to_the_commands_own_engine(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+def test_a_serve_gone_mid_batch_leaves_the_rest_to_the_commands_own_engine(tmp_path: Path, how: int) -> None:
+    """Killed, the serve just vanishes; stopped (SIGTERM), it hands the batch back before it closes its engine,
+    so the submission it was grading is not reported as a failure but graded again by the command."""
     server = running_server(tmp_path, ONE_WORKER)
     srv = next(server)
     try:
@@ -224,7 +227,7 @@ def test_a_serve_gone_mid_batch_leaves_the_rest_to_the_commands_own_engine(tmp_p
         for line in proc.stderr:  # killed once the serve has reported its first outcome, while it sleeps
             seen.append(line.rstrip("\n"))
             if line.startswith("[") and " 1/3 " in line:
-                os.killpg(srv.process.pid, signal.SIGKILL)
+                os.killpg(srv.process.pid, how)
                 break
         rest, out = proc.stderr.read(), proc.stdout.read() if proc.stdout else ""
         status = proc.wait(600)
