@@ -127,6 +127,12 @@ class Progress:
             self.out.write("\n")
             self.out.flush()
 
+    def break_line(self) -> None:
+        """End the bar's line on a terminal, if it was drawn, so that a message can follow on a line of its own."""
+        if self.tty and self.done:
+            self.out.write("\n")
+            self.out.flush()
+
 
 def run(
     root: Path,
@@ -223,6 +229,7 @@ def _on_serve(
             progress(outcome)
     except (ProtocolError, OSError) as error:
         left = len(students) - len(outcomes)
+        progress.break_line()
         _say(
             out,
             f"`grader serve`'s engine stopped answering ({error}) after {len(outcomes)} of {len(students)} "
