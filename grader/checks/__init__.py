@@ -8,7 +8,7 @@ student code are silenced), and none prints a reference value.
 
 from . import misconceptions
 from ._report import call, fail, quiet
-from .costs import call_on_meta, capped
+from .costs import call_on_meta
 from .devices import assert_preserves_device, assert_preserves_dtype, simulated_cuda
 from .functions import (
     assert_function_class,
@@ -93,7 +93,6 @@ __all__ = [
     "call_function",
     "call_module",
     "call_on_meta",
-    "capped",
     "changed_in_place",
     "fail",
     "function_hint",

@@ -1,23 +1,17 @@
-"""Tests that cost no more than what they check.
+"""Tests that cost no more than what they check: large results made without their values.
 
-Two ways a hidden test can skip work its verdict does not depend on, without changing any verdict:
-
-- ``call_on_meta``: a call whose large results are checked only by shape and dtype.  The tensors of
-  at least ``elements`` elements that the student's code makes with a factory (``torch.rand``,
-  ``zeros``, ``full``...) without naming a device are made on PyTorch's ``meta`` device: the shape
-  and dtype asked for, no memory, no values.  Every smaller tensor is real, so a test can still read
-  its values.  Where that does not hold (the code needed a large tensor's values, or a small result
-  came out on ``meta``, made from a large one), the call is made again as ``call`` makes it: a
-  correct answer never loses a point to it.
-- ``capped``: a reference step handed to student code that should call it a known number of times.
-  Each call beyond that number returns the previous result again without doing the work, so code that
-  ignores its step count costs what a correct answer costs, and a test that counts the calls (a
-  history's length) still sees every one.
+``call_on_meta`` is for a call whose large results are checked only by shape and dtype.  The tensors
+of at least ``elements`` elements that the student's code makes with a factory (``torch.rand``,
+``zeros``, ``full``...) without naming a device are made on PyTorch's ``meta`` device: the shape and
+dtype asked for, no memory, no values.  Every smaller tensor is real, so a test can still read its
+values.  Where that does not hold (the code needed a large tensor's values, or a small result came
+out on ``meta``, made from a large one), the call is made again as ``call`` makes it: a correct
+answer never loses a point to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import torch
@@ -56,13 +50,13 @@ class _LargeOnMeta(TorchFunctionMode):
 
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[torch.Tensor]:
-    """The tensors in ``value`` and in the dicts, lists and tuples it holds (a few levels deep)."""
+    """The tensors in ``value`` and in the mappings and sequences it holds (a few levels deep)."""
     if isinstance(value, torch.Tensor):
         yield value
-    elif depth < 4 and isinstance(value, dict):
+    elif depth < 4 and isinstance(value, Mapping):
         for item in value.values():
             yield from _tensors(item, depth + 1)
-    elif depth < 4 and isinstance(value, (list, tuple)):
+    elif depth < 4 and isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
         for item in value:
             yield from _tensors(item, depth + 1)
 
@@ -93,30 +87,3 @@ def call_on_meta(
         if mode.made == 0 or all(not t.is_meta or t.numel() >= elements for t in _tensors(result)):
             return result
     return call(fn, *args, name=name, hint=hint, fallback=fallback, **kwargs)  # type: ignore[no-any-return]
-
-
-def capped(fn: Callable[..., T], calls: int) -> Callable[..., T]:
-    """``fn`` for its first ``calls`` calls; each later call returns the previous result without running ``fn``.
-
-    For a reference step (a training step that updates parameters in place) given to student code
-    asked to run ``calls`` steps: steps beyond those asked for change nothing a test compares, and a
-    test that counts them (a history of one value per step) still sees each one.
-    """
-    if calls < 1:
-        raise ValueError(f"capped: calls must be at least 1, got {calls}")
-    made = 0  # calls that returned (one that raised is not counted: each such call runs ``fn`` again)
-    last: list[T] = []
-
-    def step(*args: Any, **kwargs: Any) -> T:
-        nonlocal made
-        if made >= calls:
-            return last[0]
-        result = fn(*args, **kwargs)
-        made += 1
-        last[:] = [result]
-        return result
-
-    step.__name__ = getattr(fn, "__name__", "step")
-    step.__qualname__ = getattr(fn, "__qualname__", step.__name__)
-    step.__doc__ = getattr(fn, "__doc__", None)
-    return step

@@ -1,7 +1,8 @@
-"""grader.checks.costs: large results made on ``meta``, reference steps beyond those asked for not run."""
+"""grader.checks.costs: large results made on ``meta``, small ones real, and a real call when values are needed."""
 
 from __future__ import annotations
 
+from collections import UserDict
 from typing import Any
 
 import pytest
@@ -72,6 +73,15 @@ def test_call_on_meta_calls_again_when_a_small_result_came_from_a_large_one() ->
     assert bool(((got["tokens"] >= 0) & (got["tokens"] < 1000)).all())
 
 
+def test_call_on_meta_looks_inside_any_mapping_or_sequence() -> None:
+    def in_a_user_dict() -> UserDict[str, Any]:
+        images = torch.rand(*IMAGES)
+        return UserDict(images=images, tokens=[(images[:16, 0, 0, :128] * 1000).long()])
+
+    got = checks.call_on_meta(in_a_user_dict)
+    assert not got["images"].is_meta and not got["tokens"][0].is_meta
+
+
 def test_call_on_meta_reports_an_error_as_call_does() -> None:
     def broken() -> torch.Tensor:
         return torch.rand(*IMAGES).view(-1, 5)
@@ -92,39 +102,3 @@ def test_call_on_meta_leaves_no_mode_behind() -> None:
     with pytest.raises(AssertionError):
         checks.call_on_meta(lambda: 1 / 0)
     assert not torch.rand(*IMAGES).is_meta
-
-
-def test_capped_runs_the_step_only_as_often_as_asked() -> None:
-    w = torch.zeros(1)
-    runs: list[int] = []
-
-    def step(lr: float) -> float:
-        w.add_(lr)
-        runs.append(1)
-        return float(w)
-
-    capped = checks.capped(step, 3)
-    history = [capped(1.0) for _ in range(2000)]
-    assert len(runs) == 3 and float(w) == 3.0
-    assert len(history) == 2000 and history[:4] == [1.0, 2.0, 3.0, 3.0] and set(history[3:]) == {3.0}
-    assert capped.__name__ == "step"
-
-
-def test_capped_does_not_count_a_step_that_raised() -> None:
-    outcomes = iter([ValueError("first"), 1.0, 2.0])
-
-    def step() -> float:
-        outcome = next(outcomes)
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
-
-    capped = checks.capped(step, 2)
-    with pytest.raises(ValueError, match="first"):
-        capped()
-    assert [capped(), capped(), capped()] == [1.0, 2.0, 2.0]
-
-
-def test_capped_refuses_no_calls() -> None:
-    with pytest.raises(ValueError, match="capped: calls must be at least 1, got 0"):
-        checks.capped(lambda: None, 0)
