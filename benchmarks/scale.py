@@ -15,6 +15,10 @@ first upload to last recorded grade), latency from upload to recorded grade
 status requests during the burst (p50/p99), the speed-up of 2 workers
 over 1, and the CPU this process (the clients and the poller) used during the
 burst: the simulated students run on the machine measured, real ones do not.
+A second table says where the machine's CPU went during each burst: ``grader
+serve``, PostgreSQL and Redis (each its process tree, from ``/proc``), the
+clients, and the workers (the machine's busy time less the others: their
+kernels are reaped where ``/proc`` cannot count them).
 Stock ``nbgrader autograde`` grades a sample of the same notebooks in the same
 run, for scale.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import shutil
 import statistics
@@ -46,8 +51,9 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
+from benchmarks.cpu import busy_cpu_seconds  # noqa: E402
 from grader import course  # noqa: E402
-from tests.service.queue.cluster import Postgres, start_cluster  # noqa: E402
+from tests.service.queue.cluster import Cluster, Postgres, start_cluster  # noqa: E402
 
 A = "ps1_tensors"
 FIXTURES = REPO / "tests" / "fixtures" / "submissions" / A
@@ -69,11 +75,61 @@ class Run:
     status_requests: int
     failed: int
     harness_cpu_s: float  # this process's CPU during the burst: the simulated students, on the machine measured
+    parts_cpu_s: dict[str, float]  # CPU during the burst by process tree (``Parts``); "workers" is what is left
 
 
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def _tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its live descendants, and of the children they already reaped.
+
+    From ``/proc/PID/stat``: utime, stime, cutime, cstime (fields 14-17).  The children of a process
+    that ignores SIGCHLD are reaped by the kernel and counted nowhere: the workers' kernels, which is
+    why the workers' share is what the machine spent busy less every other part."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        times[pid] = sum(int(v) for v in fields[11:15])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+class Parts:
+    """Where the machine's CPU goes during a burst: each server's process tree, the clients (this
+    process), and the workers (the machine's busy time less all of those)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        postmaster = int((cluster.postgres.data / "postmaster.pid").read_text().split()[0])
+        self.roots = {"serve": cluster.server.process.pid, "PostgreSQL": postmaster}  # type: ignore[union-attr]
+        if cluster.redis is not None and cluster.redis.process is not None:
+            self.roots["Redis"] = cluster.redis.process.pid
+        self.start = self._now()
+
+    def _now(self) -> dict[str, float]:
+        now = {name: _tree_cpu(pid) for name, pid in self.roots.items()}
+        now["clients"] = time.process_time()
+        now["busy"] = busy_cpu_seconds()
+        return now
+
+    def spent(self) -> dict[str, float]:
+        end = self._now()
+        spent = {name: end[name] - self.start[name] for name in end}
+        busy = spent.pop("busy")
+        return {"workers": busy - sum(spent.values()), **spent, "machine": busy}
 
 
 def notebooks() -> list[bytes]:
@@ -135,6 +191,7 @@ def burst(workers: int, n: int, bodies: list[bytes], options: list[str]) -> Run:
                         assert response.status_code == 200, response.text
                         time.sleep(0.02)
 
+            parts = Parts(cluster)
             harness = time.process_time()
             poller = threading.Thread(target=poll, daemon=True)
             poller.start()
@@ -156,6 +213,7 @@ def burst(workers: int, n: int, bodies: list[bytes], options: list[str]) -> Run:
             done.set()
             poller.join(5)
             harness = time.process_time() - harness
+            parts_cpu = parts.spent()
             with engine.connect() as conn:
                 rows = conn.execute(
                     sa.text("SELECT received_at, graded_at, status FROM grader_submissions ORDER BY id")
@@ -180,6 +238,7 @@ def burst(workers: int, n: int, bodies: list[bytes], options: list[str]) -> Run:
                 status_requests=len(status_times),
                 failed=sum(1 for r in rows if r.status != "graded"),
                 harness_cpu_s=harness,
+                parts_cpu_s=parts_cpu,
             )
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -226,18 +285,70 @@ def table(runs: list[Run], stock_s: float, sample: int) -> str:
     return "\n".join(lines)
 
 
+def parts_table(runs: list[Run]) -> str:
+    """CPU during each burst by part: seconds, milliseconds per submission, share of the machine's busy time."""
+    names = list(dict.fromkeys(name for run in runs for name in run.parts_cpu_s))
+    lines = [
+        "| CPU during the burst: s (ms per submission, share) | "
+        + " | ".join(f"{r.workers} worker(s)" for r in runs)
+        + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+    for name in names:
+        cells = []
+        for run in runs:
+            seconds = run.parts_cpu_s.get(name, 0.0)
+            share = seconds / run.parts_cpu_s["machine"] if run.parts_cpu_s.get("machine") else float("nan")
+            cells.append(f"{seconds:.1f} ({1000 * seconds / run.submissions:.0f} ms, {share:.0%})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Sql:
+    """What PostgreSQL received per job, by stage, from its own log: every round trip, by kind."""
+
     jobs: int
-    statements: dict[str, float]  # per job, by stage
+    statements: dict[str, float]  # the caller's own SQL
+    begins: dict[str, float]  # the driver's BEGIN before a transaction's first statement
     commits: dict[str, float]
+    rollbacks: dict[str, float]
+    pings: dict[str, float]  # a pool's check that a connection still answers (``records.pooling``)
+
+
+KINDS = {"BEGIN": "begins", "COMMIT": "commits", "ROLLBACK": "rollbacks", "SELECT 1": "pings"}
+
+
+class ServerLog:
+    """The statements a PostgreSQL server received, from its log (``log_statement = 'all'``), read in slices.
+
+    A backend writes a statement's line when it receives it, before it answers: once a call returns,
+    what it sent is in the log."""
+
+    def __init__(self, postgres: Postgres) -> None:
+        admin = sa.create_engine(postgres.url(), isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text("ALTER SYSTEM SET log_statement = 'all'"))
+            conn.execute(sa.text("SELECT pg_reload_conf()"))
+        admin.dispose()
+        time.sleep(0.5)  # the server rereads its configuration
+        self.path = postgres.dir / "log"
+        self.offset = self.path.stat().st_size
+
+    def since(self) -> list[str]:
+        """The statements received since the last call."""
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            data = log.read()
+        data = data[: data.rfind(b"\n") + 1]  # whole lines only
+        self.offset += len(data)
+        lines = data.decode("utf-8", "replace").splitlines()
+        return [line.split("statement: ", 1)[1].strip() for line in lines if "statement: " in line]
 
 
 def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
-    """Statements and commits per job of a worker's pipeline on PostgreSQL (after one warm-up job)."""
+    """PostgreSQL's round trips per job of a worker's pipeline, in process, by stage (after one warm-up job)."""
     from collections import Counter
-
-    from sqlalchemy import event
 
     from grader.service import config as service_config
     from grader.service.grading import intake, pipeline
@@ -246,21 +357,16 @@ def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
 
     postgres = Postgres()
     base = Path(tempfile.mkdtemp(prefix="grader-scale-sql-"))
-    stage = ["outside"]
-    statements: Counter[str] = Counter()
-    commits: Counter[str] = Counter()
+    counts: dict[str, Counter[str]] = {field: Counter() for field in ("statements", *KINDS.values())}
+    server: list[ServerLog] = []  # the log, once the warm-up job is done
 
-    def on_statement(*args: object) -> None:
-        statements[stage[0]] += 1
-
-    def on_commit(*args: object) -> None:
-        commits[stage[0]] += 1
+    def tally(stage: str) -> None:
+        """What the server received since the last tally was the work of ``stage``."""
+        for text in server[0].since() if server else ():
+            counts[KINDS.get(text.rstrip(";").upper(), "statements")][stage] += 1
 
     stages = pipeline.STAGES
-    counted = tuple(
-        pipeline.Stage(s.name, lambda run, s=s: (stage.__setitem__(0, s.name), s.run(run), stage.__setitem__(0, "job")))
-        for s in stages
-    )
+    counted = tuple(pipeline.Stage(s.name, lambda run, s=s: (tally("job"), s.run(run), tally(s.name))) for s in stages)
     try:
         root = course.copy_course(base / "course")
         config = service_config.load(root, db_url=postgres.url())
@@ -271,43 +377,36 @@ def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
             run = pipeline.Pipeline(store, config, engine, ())
             for i in range(jobs + 1):
                 if i == 1:  # the first job fills the process's caches: count from the second
-                    statements.clear()
-                    commits.clear()
-                    event.listen(sa.engine.Engine, "before_cursor_execute", on_statement)
-                    event.listen(sa.engine.Engine, "commit", on_commit)
-                stage[0] = "intake"
+                    server.append(ServerLog(postgres))
                 intake.accept(store, config, f"q{i:04d}", A, bodies[i % len(bodies)])
-                stage[0] = "claim"
+                tally("intake")
                 job = leases.claim(store, None, "bench", None, config.max_attempts)
                 assert job is not None
-                stage[0] = "job"  # the job's own reads before and after the stages
+                tally("claim")
                 run.grade_job(job)
+                tally("job")  # the job's own statements before and after the stages
     finally:
         pipeline.STAGES = stages
-        if event.contains(sa.engine.Engine, "before_cursor_execute", on_statement):
-            event.remove(sa.engine.Engine, "before_cursor_execute", on_statement)
-            event.remove(sa.engine.Engine, "commit", on_commit)
         postgres.close()
         shutil.rmtree(base, ignore_errors=True)
     order = ["intake", "claim", "job", *(s.name for s in stages)]
-    return Sql(
-        jobs,
-        {k: statements[k] / jobs for k in order if statements[k]},
-        {k: commits[k] / jobs for k in order if commits[k]},
-    )
+    return Sql(jobs, *({k: c[k] / jobs for k in order if c[k]} for c in counts.values()))
 
 
 def sql_table(sql: Sql) -> str:
-    names = list(dict.fromkeys([*sql.statements, *sql.commits]))
+    counts = (sql.statements, sql.begins, sql.commits, sql.rollbacks, sql.pings)
+    names = list(dict.fromkeys(name for count in counts for name in count))
     lines = [
-        f"SQL per job on PostgreSQL (a worker's pipeline in process, mean of {sql.jobs} jobs):",
+        f"Round trips to PostgreSQL per job (a worker's pipeline in process, mean of {sql.jobs} jobs, "
+        "from the server's log):",
         "",
-        "| stage | statements | commits |",
-        "|---|---|---|",
+        "| stage | statements | BEGIN | COMMIT | ROLLBACK | pings | round trips |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name in names:
-        lines.append(f"| {name} | {sql.statements.get(name, 0):.1f} | {sql.commits.get(name, 0):.1f} |")
-    lines.append(f"| **all** | **{sum(sql.statements.values()):.1f}** | **{sum(sql.commits.values()):.1f}** |")
+    for name in [*names, "**all**"]:
+        values = [sum(c.values()) if name == "**all**" else c.get(name, 0) for c in counts]
+        cells = [f"**{v:.1f}**" if name == "**all**" else f"{v:.1f}" for v in [*values, sum(values)]]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -338,6 +437,8 @@ def main() -> int:
     sql = sql_per_job(args.sql_jobs, bodies)
     print()
     print(table(runs, stock_s, args.stock))
+    print()
+    print(parts_table(runs))
     print()
     print(sql_table(sql))
     if args.json:

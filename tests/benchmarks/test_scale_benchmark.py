@@ -24,8 +24,21 @@ def test_a_small_burst_prints_throughput_latency_and_speed_up(tmp_path: Path) ->
         assert run["submissions"] == 12 and run["failed"] == 0
         assert 0 < run["p50"] <= run["p95"] <= run["p99"]
         assert run["status_requests"] > 0 and run["harness_cpu_s"] > 0
+        parts = run["parts_cpu_s"]
+        assert set(parts) == {"workers", "serve", "PostgreSQL", "Redis", "clients", "machine"}
+        assert all(parts[name] > 0 for name in ("workers", "serve", "PostgreSQL", "clients")), parts
+        assert parts["workers"] > parts["serve"], parts  # the workers grade 12 notebooks; serve only takes them in
+        assert abs(sum(v for k, v in parts.items() if k != "machine") - parts["machine"]) < 1e-6
     assert data["stock_s_per_submission"] > 0
     assert "| stock `nbgrader autograde`, 1 of the same notebooks |" in proc.stdout
-    assert "SQL per job on PostgreSQL (a worker's pipeline in process, mean of 2 jobs):" in proc.stdout
-    assert data["sql"]["jobs"] == 2 and data["sql"]["statements"]["execution"] > 0
-    assert sum(data["sql"]["commits"].values()) == 3  # intake, then a worker's two: the claim and the job
+    assert "| CPU during the burst: s (ms per submission, share) | 1 worker(s) | 2 worker(s) |" in proc.stdout
+    assert "| serve | " in proc.stdout and "| PostgreSQL | " in proc.stdout
+    assert (
+        "Round trips to PostgreSQL per job (a worker's pipeline in process, mean of 2 jobs, from the server's log):"
+        in proc.stdout
+    )
+    assert "| stage | statements | BEGIN | COMMIT | ROLLBACK | pings | round trips |" in proc.stdout
+    sql = data["sql"]
+    assert sql["jobs"] == 2 and sql["statements"]["execution"] > 0
+    assert sum(sql["commits"].values()) == sum(sql["begins"].values()) == 3  # intake; a worker's claim and job
+    assert sum(sql["rollbacks"].values()) == 0  # reads send neither BEGIN nor ROLLBACK (records.pooling)

@@ -50,7 +50,7 @@ def assignment_cells(
         if names:
             return AssignmentCells(name=assignment, notebook=names[0])
         return _assignment_cells(job, assignment)  # its UnknownAssignment, naming the course's assignments
-    with nbgrader_tables.engine(db_url).connect() as conn:
+    with nbgrader_tables.reader(db_url).connect() as conn:
         return _assignment_cells(conn, assignment)
 
 

@@ -182,7 +182,7 @@ def due(store: Store, lease_s: float) -> list[int]:
         )
         .order_by(jobs.c.id)
     )
-    with store.engine.connect() as conn:
+    with store.reader.connect() as conn:
         return [int(r.id) for r in conn.execute(query)]
 
 
@@ -191,7 +191,7 @@ def waiting(store: Store, published_before: dt.datetime | None = None) -> list[i
     query = sa.select(jobs.c.id).where(jobs.c.status == "queued", jobs.c.published_at.isnot(None))
     if published_before is not None:
         query = query.where(jobs.c.published_at < published_before)
-    with store.engine.connect() as conn:
+    with store.reader.connect() as conn:
         return [int(r.id) for r in conn.execute(query.order_by(jobs.c.id))]
 
 
@@ -200,7 +200,7 @@ def waiting_counts(store: Store, published_before: dt.datetime) -> tuple[int, in
     query that counts, where listing them costs a row per job of the backlog on every sweep."""
     old = sa.func.count().filter(jobs.c.published_at < published_before)
     query = sa.select(old, sa.func.count()).where(jobs.c.status == "queued", jobs.c.published_at.isnot(None))
-    with store.engine.connect() as conn:
+    with store.reader.connect() as conn:
         row = conn.execute(query).one()
     return int(row[0]), int(row[1])
 
@@ -211,7 +211,7 @@ def capacity(store: Store, lease_s: float) -> int:
     query = sa.select(sa.func.coalesce(sa.func.sum(workers.c.concurrency), 0)).where(
         workers.c.stopped_at.is_(None), workers.c.heartbeat_at >= alive
     )
-    with store.engine.connect() as conn:
+    with store.reader.connect() as conn:
         return int(conn.execute(query).scalar() or 0)
 
 

@@ -13,6 +13,8 @@ import functools
 
 import sqlalchemy as sa
 
+from . import pooling
+
 assignment = sa.table(
     "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
 )
@@ -32,4 +34,10 @@ def engine(db_url: str) -> sa.Engine:
 
     with Gradebook(db_url):  # nbgrader's tables and its alembic version, as the stock commands make them
         pass
-    return sa.create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
+    return pooling.create_engine(db_url)
+
+
+@functools.lru_cache(maxsize=16)
+def reader(db_url: str) -> sa.Engine:
+    """``engine(db_url)`` for one-statement reads: no BEGIN, no ROLLBACK on a database server (``pooling.reader``)."""
+    return pooling.reader(engine(db_url))

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from ...errors import LostClaim, NotFound
-from . import files, schema
+from . import files, pooling, schema
 from .finished import Finished
 from .models import Grade, Job, Submission, TestResult, TokenInfo, User
 from .tables import jobs, now, settings, submissions, tokens, users
@@ -46,8 +46,9 @@ class Store:
         to run). Nothing here upgrades a schema (``grader db upgrade`` does, after a backup); ``create``
         (``grader serve``'s first run) creates the tables in a database that has none."""
         sqlite = db_url.startswith("sqlite")
-        # pre-ping: after the database restarts, the first request gets a fresh connection, not an error
-        self.engine: Engine = sa.create_engine(db_url, connect_args=_connect_args(db_url), pool_pre_ping=not sqlite)
+        # after the database restarts, a request gets a fresh connection, not an error (``pooling``)
+        self.engine: Engine = pooling.create_engine(db_url, connect_args=_connect_args(db_url))
+        self.reader: Engine = pooling.reader(self.engine)  # for one-statement reads: no BEGIN, no ROLLBACK
         if sqlite:
             with self.engine.connect() as conn:
                 # one writer, many readers, and the nbgrader subprocesses share this file
@@ -123,7 +124,7 @@ class Store:
             .order_by(tokens.c.created_at, tokens.c.user_id)
         )
         at = now()
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return [_token_info(row, at) for row in conn.execute(query)]
 
     def active_tokens(self, user_id: str | None = None) -> int:
@@ -131,12 +132,12 @@ class Store:
         query = sa.select(sa.func.count()).select_from(tokens).where(*_usable(now()))
         if user_id is not None:
             query = query.where(tokens.c.user_id == user_id)
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return int(conn.execute(query).scalar() or 0)
 
     def token_state(self, token: str) -> str | None:
         """``"active"``, ``"expired"`` or ``"revoked"``; None for a token this store never issued."""
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(
                 sa.select(tokens.c.revoked_at, tokens.c.expires_at).where(tokens.c.token_hash == hash_token(token))
             ).first()
@@ -149,7 +150,7 @@ class Store:
             .select_from(tokens.join(users, tokens.c.user_id == users.c.id))
             .where(tokens.c.token_hash == hash_token(token), *_usable(now()))
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(query).first()
         return User(row.id, row.role) if row else None
 
@@ -162,7 +163,7 @@ class Store:
                 conn.execute(settings.insert().values(key=key, value=value, updated_at=now()))
 
     def setting(self, key: str) -> str | None:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             value = conn.execute(sa.select(settings.c.value).where(settings.c.key == key)).scalar()
         return None if value is None else str(value)
 
@@ -223,7 +224,7 @@ class Store:
 
     def holds(self, job: Job) -> bool:
         """Whether ``job``'s claim is still the one in force (no other worker took the job over)."""
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return conn.execute(sa.select(jobs.c.id).where(*_held(job))).first() is not None
 
     def finish_job(self, job: Job, grade: Grade, conn: Connection | None = None) -> None:
@@ -257,12 +258,12 @@ class Store:
             self.finished.notify(job.submission_id)
 
     def submission(self, submission_id: int) -> Submission | None:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(sa.select(*SUBMISSION_COLUMNS).where(submissions.c.id == submission_id)).first()
         return submission_of(row) if row else None
 
     def results(self, submission_id: int) -> tuple[TestResult, ...]:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             text = conn.execute(sa.select(submissions.c.results).where(submissions.c.id == submission_id)).scalar()
         return tuple(TestResult(**item) for item in json.loads(text or "[]"))
 
@@ -276,7 +277,7 @@ class Store:
             query = query.where(submissions.c.student == student)
         if assignment is not None:
             query = query.where(submissions.c.assignment == assignment)
-        with contextlib.nullcontext(conn) if conn is not None else self.engine.connect() as reading:
+        with contextlib.nullcontext(conn) if conn is not None else self.reader.connect() as reading:
             return [submission_of(row) for row in reading.execute(query)]
 
     def results_of(self, assignment: str) -> dict[int, tuple[TestResult, ...]]:
@@ -284,7 +285,7 @@ class Store:
         query = sa.select(submissions.c.id, submissions.c.results).where(
             submissions.c.assignment == assignment, submissions.c.results.isnot(None)
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return {
                 row.id: tuple(TestResult(**item) for item in json.loads(row.results or "[]"))
                 for row in conn.execute(query)
@@ -306,7 +307,7 @@ class Store:
             .order_by(jobs.c.id.desc())
             .limit(limit)
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return [
                 (r.id, r.submission_id, f"{r.student} / {r.assignment}", r.error or "", r.finished_at)
                 for r in conn.execute(query)
@@ -317,17 +318,17 @@ class Store:
         query = sa.select(submissions.c.received_at, submissions.c.graded_at).where(
             submissions.c.graded_at.isnot(None), submissions.c.graded_at >= since
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return [(r.graded_at - r.received_at).total_seconds() for r in conn.execute(query)]
 
     def oldest_queued(self) -> dt.datetime | None:
         query = sa.select(sa.func.min(jobs.c.enqueued_at)).where(jobs.c.status == "queued")
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             value = conn.execute(query).scalar()
         return value if isinstance(value, dt.datetime) or value is None else None
 
     def queue_counts(self) -> dict[str, int]:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             rows = conn.execute(sa.select(jobs.c.status, sa.func.count()).group_by(jobs.c.status))
             return {status: int(count) for status, count in rows}
 

@@ -53,7 +53,7 @@ def due_of(config: ServiceConfig, assignment: str, student: str | None = None) -
         else sa.null()
     )
     query = sa.select(_assignment.c.duedate, extension.label("extension")).where(_assignment.c.name == assignment)
-    with nbgrader_tables.engine(config.db_url).connect() as conn:
+    with nbgrader_tables.reader(config.db_url).connect() as conn:
         row = conn.execute(query).first()  # the due date and the student's extension, in one query
     if row is None or not isinstance(row.duedate, dt.datetime):
         return None
