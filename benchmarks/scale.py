@@ -53,7 +53,7 @@ import sqlalchemy as sa  # noqa: E402
 
 from benchmarks.cpu import busy_cpu_seconds  # noqa: E402
 from grader import course  # noqa: E402
-from tests.service.queue.cluster import Cluster, Postgres, start_cluster  # noqa: E402
+from tests.service.queue.cluster import Cluster, Postgres, StatementLog, start_cluster  # noqa: E402
 
 A = "ps1_tensors"
 FIXTURES = REPO / "tests" / "fixtures" / "submissions" / A
@@ -319,33 +319,6 @@ class Sql:
 KINDS = {"BEGIN": "begins", "COMMIT": "commits", "ROLLBACK": "rollbacks", "SELECT 1": "pings"}
 
 
-class ServerLog:
-    """The statements a PostgreSQL server received, from its log (``log_statement = 'all'``), read in slices.
-
-    A backend writes a statement's line when it receives it, before it answers: once a call returns,
-    what it sent is in the log."""
-
-    def __init__(self, postgres: Postgres) -> None:
-        admin = sa.create_engine(postgres.url(), isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(sa.text("ALTER SYSTEM SET log_statement = 'all'"))
-            conn.execute(sa.text("SELECT pg_reload_conf()"))
-        admin.dispose()
-        time.sleep(0.5)  # the server rereads its configuration
-        self.path = postgres.dir / "log"
-        self.offset = self.path.stat().st_size
-
-    def since(self) -> list[str]:
-        """The statements received since the last call."""
-        with self.path.open("rb") as log:
-            log.seek(self.offset)
-            data = log.read()
-        data = data[: data.rfind(b"\n") + 1]  # whole lines only
-        self.offset += len(data)
-        lines = data.decode("utf-8", "replace").splitlines()
-        return [line.split("statement: ", 1)[1].strip() for line in lines if "statement: " in line]
-
-
 def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
     """PostgreSQL's round trips per job of a worker's pipeline, in process, by stage (after one warm-up job)."""
     from collections import Counter
@@ -358,7 +331,7 @@ def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
     postgres = Postgres()
     base = Path(tempfile.mkdtemp(prefix="grader-scale-sql-"))
     counts: dict[str, Counter[str]] = {field: Counter() for field in ("statements", *KINDS.values())}
-    server: list[ServerLog] = []  # the log, once the warm-up job is done
+    server: list[StatementLog] = []  # the log, once the warm-up job is done
 
     def tally(stage: str) -> None:
         """What the server received since the last tally was the work of ``stage``."""
@@ -377,7 +350,7 @@ def sql_per_job(jobs: int, bodies: list[bytes]) -> Sql:
             run = pipeline.Pipeline(store, config, engine, ())
             for i in range(jobs + 1):
                 if i == 1:  # the first job fills the process's caches: count from the second
-                    server.append(ServerLog(postgres))
+                    server.append(StatementLog(postgres))
                 intake.accept(store, config, f"q{i:04d}", A, bodies[i % len(bodies)])
                 tally("intake")
                 job = leases.claim(store, None, "bench", None, config.max_attempts)

@@ -106,6 +106,33 @@ class Postgres:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class StatementLog:
+    """The statements a ``Postgres`` received, from its own log (``log_statement = 'all'``), read in slices.
+
+    A backend writes a statement's line when it receives it, before it answers: once a call returns,
+    what it sent is in the log."""
+
+    def __init__(self, postgres: Postgres) -> None:
+        admin = sa.create_engine(postgres.url(), isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text("ALTER SYSTEM SET log_statement = 'all'"))
+            conn.execute(sa.text("SELECT pg_reload_conf()"))
+        admin.dispose()
+        time.sleep(0.5)  # the server rereads its configuration
+        self.path = postgres.dir / "log"
+        self.offset = self.path.stat().st_size
+
+    def since(self) -> list[str]:
+        """The statements received since the last call (or since logging started)."""
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            data = log.read()
+        data = data[: data.rfind(b"\n") + 1]  # whole lines only
+        self.offset += len(data)
+        lines = data.decode("utf-8", "replace").splitlines()
+        return [line.split("statement: ", 1)[1].strip() for line in lines if "statement: " in line]
+
+
 class Redis:
     """A Redis server of its own without persistence: a restart loses every message in it."""
 

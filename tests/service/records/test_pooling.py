@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from grader.service.records import pooling
 from grader.service.records.store import DATABASE_ERRORS, Store
-from tests.service.queue.cluster import Postgres
+from tests.service.queue.cluster import Postgres, StatementLog
 
 
 @pytest.fixture(scope="module")
@@ -98,26 +98,11 @@ def test_sqlite_engines_have_no_ping() -> None:
         engine.dispose()
 
 
-class StatementLog:
-    """What the PostgreSQL server itself received (``log_statement = 'all'``): the statements of each round trip."""
-
-    def __init__(self, postgres: Postgres) -> None:
-        self.path = postgres.dir / "log"
-        admin = sa.create_engine(postgres.url(), isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(sa.text("ALTER SYSTEM SET log_statement = 'all'"))
-            conn.execute(sa.text("SELECT pg_reload_conf()"))
-        admin.dispose()
-        time.sleep(0.5)  # the server rereads its configuration
-
-    def during(self, action: Callable[[], object]) -> list[str]:
-        start = self.path.stat().st_size
-        action()
-        time.sleep(0.2)
-        with self.path.open("rb") as log:
-            log.seek(start)
-            lines = log.read().decode("utf-8", "replace").splitlines()
-        return [line.split("statement: ", 1)[1].strip() for line in lines if "statement: " in line]
+def during(log: StatementLog, action: Callable[[], object]) -> list[str]:
+    """The statements the server received while ``action`` ran."""
+    log.since()
+    action()
+    return log.since()
 
 
 def test_a_read_is_one_round_trip_and_a_write_keeps_its_transaction(postgres: Postgres) -> None:
@@ -126,11 +111,11 @@ def test_a_read_is_one_round_trip_and_a_write_keeps_its_transaction(postgres: Po
         token = store.issue_token("ada", "student")
         store.user_for_token(token)  # the reads' pool connects (and asks the server its version)
         sent = StatementLog(postgres)
-        reads = sent.during(lambda: [store.user_for_token(token) for _ in range(3)])
+        reads = during(sent, lambda: [store.user_for_token(token) for _ in range(3)])
         assert len(reads) == 3 and all(r.startswith("SELECT grader_users.id, grader_users.role") for r in reads), reads
         assert not any(r in ("BEGIN", "ROLLBACK", "SELECT 1") for r in reads)
 
-        written = sent.during(lambda: store.ensure_user("grace", "ta"))
+        written = during(sent, lambda: store.ensure_user("grace", "ta"))
         assert written[0] == "BEGIN" and written[-1] == "COMMIT", written
 
         # a connection that served a read goes back to the pool in its transactional mode: a failed write
@@ -163,7 +148,7 @@ def test_an_update_of_many_rows_is_one_round_trip(postgres: Postgres) -> None:
             with engine.begin() as conn:
                 conn.execute(update, [{"b_id": i, "b_v": float(i)} for i in range(16)])
 
-        sent = StatementLog(postgres).during(update_all)
+        sent = during(StatementLog(postgres), update_all)
         assert [s.split(" ", 1)[0] for s in sent] == ["BEGIN", "UPDATE", "COMMIT"], sent
         assert sent[1].count("UPDATE scores") == 16
         with engine.connect() as conn:
