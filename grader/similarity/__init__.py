@@ -8,9 +8,9 @@ The scheme, as MOSS and ``copydetect`` do it (the fingerprinting is ``copydetect
 2. **Normalised tokens**: Python tokens with every name written ``V``, function names ``F``, class
    names ``O`` and string contents ``S``; comments and whitespace dropped. Renaming variables,
    editing comments and re-spacing change nothing.
-3. **Winnowed fingerprints**: hashes of every run of ``k`` normalised characters, of which the
-   smallest in each window of ``w`` is kept. Fingerprints form a set, so reordering functions or
-   cells changes nothing either.
+3. **Winnowed fingerprints**: hashes (BLAKE2b, the same in every process, unlike Python's ``hash()``) of
+   every run of ``k`` normalised characters, of which the smallest in each window of ``w`` is kept.
+   Fingerprints form a set, so reordering functions or cells changes nothing either.
 4. **Boilerplate**: fingerprints of the release's starter code and of the instructor's own solution
    are removed from every submission. A correct answer written the instructor's way is therefore
    not evidence of copying, and two notebooks that share only the starter code score 0.

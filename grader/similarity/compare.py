@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import io
+import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from copydetect import CodeFingerprint, compare_files
-from copydetect.utils import find_fingerprint_overlap, get_copied_slices
+from copydetect import compare_files
+from copydetect.utils import filter_code, find_fingerprint_overlap, get_copied_slices, get_token_coverage, winnow
 
 from .sources import Boilerplate, Submission
 
@@ -81,6 +81,35 @@ class Document:
     token_coverage: float
     spans: tuple[tuple[str, int, int, float], ...]
     """Each cell's name, where its normalised code begins and ends in ``filtered_code``, and its coverage."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """One piece of code's winnowed fingerprints, as ``copydetect.CodeFingerprint`` holds them."""
+
+    filtered_code: str
+    """The normalised code (``V``, ``F``, ``O``, ``S`` for names and strings)."""
+    offsets: np.ndarray
+    """copydetect's map from positions in ``filtered_code`` back to the raw code."""
+    hash_idx: dict[int, list[int]]
+    """Each kept fingerprint, and where in ``filtered_code`` its runs of ``K`` characters begin."""
+    token_coverage: float
+    """How many of ``filtered_code``'s characters some kept fingerprint covers."""
+
+    @property
+    def hashes(self) -> set[int]:
+        return set(self.hash_idx)
+
+
+def kgram_hashes(filtered: str) -> np.ndarray:
+    """A 64-bit hash of every run of ``K`` characters of ``filtered``, the same in every process.
+
+    Not Python's ``hash()``, which copydetect uses: that is salted per process (``PYTHONHASHSEED``), so which
+    fingerprints winnowing kept, and with them the pairs' shared characters and scores, changed between runs.
+    """
+    runs = (filtered[i : i + K].encode() for i in range(len(filtered) - K + 1))
+    digests = b"".join(hashlib.blake2b(run, digest_size=8).digest() for run in runs)
+    return np.frombuffer(digests, dtype="<i8").astype(np.int64)
 
 
 def boilerplate_hashes(plate: Boilerplate) -> np.ndarray:
@@ -182,10 +211,17 @@ def side_by_side(first: Submission, second: Submission, plate: Boilerplate) -> t
     return tuple(CellView(n, marked_a.get(n, ()), marked_b.get(n, ())) for n in dict.fromkeys(names))
 
 
-def _fingerprint(text: str, excluded: np.ndarray | None) -> CodeFingerprint:
-    return CodeFingerprint(
-        "answers.py", K, WINDOW, boilerplate=excluded, filter=True, language="python", fp=io.StringIO(text)
-    )
+def _fingerprint(text: str, excluded: np.ndarray | None) -> Fingerprint:
+    """What ``copydetect.CodeFingerprint`` computes (its tokens, winnowing and coverage), with a stable hash."""
+    filtered, offsets = filter_code(text, "answers.py", language="python")
+    hashes, idx = winnow(kgram_hashes(filtered), WINDOW, remove_duplicates=False)
+    if excluded is not None and len(excluded):
+        kept = ~np.isin(hashes, excluded)
+        hashes, idx = hashes[kept], idx[kept]
+    hash_idx: dict[int, list[int]] = {}
+    for value, at in zip(hashes.tolist(), idx.tolist(), strict=True):
+        hash_idx.setdefault(int(value), []).append(int(at))
+    return Fingerprint(filtered, offsets, hash_idx, float(get_token_coverage(hash_idx, K, len(filtered))))
 
 
 def _ranges(slices: np.ndarray) -> list[tuple[int, int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,9 +31,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [GRADER, "similarity", *args, "--course", str(root)], capture_output=True, text=True, timeout=120
+        [GRADER, "similarity", *args, "--course", str(root)], capture_output=True, text=True, timeout=120, env=env
     )
 
 
@@ -49,10 +50,28 @@ def test_the_command_prints_the_pairs_and_writes_the_csv(root: Path, tmp_path: P
     row = next(line for line in lines if line.startswith("student-01"))
     assert row.split()[:3] == ["student-01", "zed", "100%"]
     assert "A pair is a lead to look at, never a verdict." in done.stdout
-    rows = list(csv.DictReader(out.read_text().splitlines()))
+    text = out.read_text()
+    assert text.startswith("student_a,student_b,score,share_a,share_b,shared_chars,cells\nstudent-01,zed,")
+    assert text.endswith("\n") and text.count("\n") == 2  # the header, one pair, each a whole line
+    rows = list(csv.DictReader(text.splitlines()))
     assert [(r["student_a"], r["student_b"]) for r in rows] == [("student-01", "zed")]
     assert float(rows[0]["score"]) > 0.9 and "train_step" in rows[0]["cells"].split()
     assert not (root / "gradebook.db").exists()  # looking for the service's database created none
+
+
+def test_the_report_is_the_same_in_every_process(root: Path, tmp_path: Path) -> None:
+    """Python salts its str hashes per process (PYTHONHASHSEED): the fingerprints, so the shared characters and
+    the scores, must not depend on it."""
+    out = tmp_path / "pairs.csv"
+    found = []
+    for seed in ("1", "2"):
+        done = run(
+            root, ASSIGNMENT, "--threshold", "0.2", "--csv", str(out), env={**os.environ, "PYTHONHASHSEED": seed}
+        )
+        assert done.returncode == 0, done.stderr
+        found.append((done.stdout, out.read_text()))
+    assert found[0] == found[1]
+    assert "student-01" in found[0][1]
 
 
 @pytest.mark.parametrize(

@@ -106,6 +106,11 @@ def test_fewer_than_two_submissions_is_one_sentence(plate: sources.Boilerplate) 
         report.build(REPO_ROOT, ASSIGNMENT, [], 0.5, "submitted/", plate)
 
 
+def test_the_csv_of_a_report_without_pairs_is_its_header_line() -> None:
+    empty = report.Report(ASSIGNMENT, 2, 0.5, (), 0)
+    assert report.csv_text(empty) == "student_a,student_b,score,share_a,share_b,shared_chars,cells\n"
+
+
 @pytest.mark.parametrize(
     ("given", "expected"),
     [(None, 0.5), ("", 0.5), ("0.7", 0.7), ("35%", 0.35), ("80", 0.8), ("1", 1.0)],
