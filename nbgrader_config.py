@@ -63,6 +63,10 @@ c.Autograde.autograde_preprocessors = [
 # is still graded, missing cells are put back, and the student is told which cell and what was done.
 # Per-student variants (grader.variants): a student whose variant cell does not hold their own values is
 # told so, and the cell is graded with their values, drawn from the course secret.
+# A locked cell exactly as released gets the gradebook's source (its hidden tests) back before
+# OverwriteCells compares checksums (grader.plugins.integrity.RestoreHiddenTests): nbgrader's gradebook
+# holds each test cell's checksum with its hidden tests, so OverwriteCells would otherwise report every
+# test cell of every notebook as changed; it now reports only the cells a student really changed.
 # Test cells always run: a student's `skip-execution` tag on a test cell would otherwise make
 # nbclient skip it, and nbgrader give full points to a test cell without an error.
 c.Autograde.sanitize_preprocessors = [
@@ -71,6 +75,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "grader.variants.preprocessors.NoteVariantEdits",
+    "grader.plugins.integrity.RestoreHiddenTests",
     "nbgrader.preprocessors.OverwriteCells",
     "grader.variants.preprocessors.ApplyVariant",
     "grader.plugins.integrity.RunEveryTestCell",
@@ -99,7 +104,7 @@ c.HTMLExporter.sanitize_html = True
 
 # --- the grading service (grader serve) ---------------------------------------------
 c.GraderService.port = 8000
-c.GraderService.workers = 4              # kernels at once (2 per core); nbgrader bookkeeping takes turns
+# c.GraderService.workers = 2            # kernels at once; default: one per CPU this process may run on
 c.GraderService.notebook_timeout_s = 300  # whole-notebook wall-clock limit
 c.GraderService.memory_limit_bytes = 10 * 1024**3  # address space: a torch kernel maps ~5 GiB, RSS ~0.7 GiB
 c.GraderService.resident_limit_bytes = 4 * 1024**3  # resident memory, read while a cell runs: kernel stopped past it

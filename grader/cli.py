@@ -28,28 +28,35 @@ def _release(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from . import demo
 
-    print(demo.table(demo.run(course.locate()[0])))
-    print(
-        "\nAutograded notebooks: autograded/<student>/<assignment>/; gradebook: gradebook.db "
-        "(`nbgrader export`, `nbgrader formgrader` read it)."
-    )
+    done = demo.run(course.locate()[0])
+    print(demo.table(done.scores))
+    print(demo.where(done.copy))
     return 0
 
 
 def _autograde(args: argparse.Namespace) -> int:
+    from pathlib import Path
 
     from .engine import batch
 
     try:
         root = course.locate()[0]
         result = batch.run(
-            root, args.assignment, args.student or None, args.jobs, force=not args.no_force, borrow=not args.own_engine
+            root,
+            args.assignment,
+            args.student or None,
+            args.jobs,
+            force=not args.no_force,
+            borrow=not args.own_engine,
+            trust_timestamps=args.trust_timestamps,
         )
     except batch.BatchError as error:
         print(f"grader autograde: {error}", file=sys.stderr)
         return 2
     print(result.summary())
-    return 1 if result.failed else 0
+    if args.failures_json:
+        batch.write_failures(result, Path(args.failures_json))
+    return 0 if result.ok else 1
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -90,6 +97,7 @@ def _db(args: argparse.Namespace) -> int:
 
 def _tokens(args: argparse.Namespace) -> int:
     from .service import config as service_config
+    from .service.dashboard import roster
     from .service.records.store import Store
 
     expires_at = None
@@ -107,6 +115,9 @@ def _tokens(args: argparse.Namespace) -> int:
         return 2
     store = Store(service_config.load().db_url)
     if args.action == "issue":
+        warning = roster.unknown_students_warning(store.reader, args.users) if args.role == "student" else None
+        if warning:
+            print(f"grader tokens: warning: {warning}", file=sys.stderr)
         for user in args.users:
             print(f"{user}\t{args.role}\t{store.issue_token(user, args.role, args.label, expires_at)}")
     elif args.action == "list":
@@ -165,7 +176,11 @@ def _extension(args: argparse.Namespace) -> int:
     from .service import config as service_config
     from .service.rules import deadlines
 
-    deadlines.grant_extension(service_config.load(), args.assignment, args.student, args.hours)
+    try:
+        deadlines.grant_extension(service_config.load(), args.assignment, args.student, args.hours)
+    except GraderError as error:
+        print(f"grader extension: {error}", file=sys.stderr)
+        return 2
     print(f"{args.student} has {args.hours:g} extra hour(s) for {args.assignment}")
     return 0
 
@@ -211,12 +226,27 @@ def _export(args: argparse.Namespace) -> int:
     from .service.dashboard import export
     from .service.records.store import Store
 
+    if args.format == "gradescope" and not args.assignment:  # every assignment: one zip each, in a folder
+        from pathlib import Path
+
+        folder = Path(args.output)
+        if args.output == "-" or folder.is_file():
+            print(
+                "grader export gradescope: without --assignment it writes one zip per assignment: name a folder "
+                "for them with --output FOLDER",
+                file=sys.stderr,
+            )
+            return 2
+        settings = service_config.load()
+        written = export.gradescope_zips(Store(settings.db_url), settings, folder)
+        for path in written:
+            print(f"wrote {path}")
+        if not written:
+            print("grader export gradescope: the gradebook has no assignments, so no zip was written", file=sys.stderr)
+        return 0
     settings = service_config.load()
     try:
         if args.format == "gradescope":
-            if not args.assignment:
-                print("grader export gradescope: name the assignment (--assignment ps1_tensors)", file=sys.stderr)
-                return 2
             body: str | bytes = export.gradescope_zip(Store(settings.db_url), settings, args.assignment)
         elif args.format == "canvas":
             body = export.canvas_csv(Store(settings.db_url), settings)
@@ -265,7 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="regenerate release/ from source/ (nbgrader generate_assignment)")
     release.add_argument("assignments", nargs="*", help="assignment names (default: all)")
     release.set_defaults(func=_release)
-    demo = commands.add_parser("demo", help="release the course and autograde the bundled example submissions")
+    demo = commands.add_parser(
+        "demo",
+        help="release the course and autograde a few bundled example submissions, in a scratch copy of the course "
+        "(its gradebook and folders stay as they are)",
+    )
     demo.set_defaults(func=_demo)
     autograde = commands.add_parser(
         "autograde",
@@ -273,6 +307,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     autograde.add_argument("assignment", help="the assignment to grade (a folder under source/)")
     autograde.add_argument("--student", action="append", help="only this student (repeatable; default: everyone)")
+    autograde.add_argument(
+        "--failures-json", metavar="PATH", help="also write the students not graded, with the reasons, as JSON to PATH"
+    )
+    autograde.add_argument(
+        "--trust-timestamps",
+        action="store_true",
+        help="grade every submission with its timestamp.txt, even one before the release or in the future "
+        "(by default those are not graded: their late penalty would rest on a time no submission can have)",
+    )
     autograde.add_argument("--jobs", type=int, help="kernels at a time (default: twice the CPU count)")
     autograde.add_argument("--no-force", action="store_true", help="skip submissions already autograded")
     autograde.add_argument(
@@ -349,8 +392,16 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument(
         "format", choices=["nbgrader", "canvas", "gradescope"], help="nbgrader's CSV, a Canvas import or Gradescope's"
     )
-    exporting.add_argument("--assignment", help="gradescope: the assignment whose results to export")
-    exporting.add_argument("--output", "-o", default="-", help="file to write (default: stdout; a zip needs a file)")
+    exporting.add_argument(
+        "--assignment",
+        help="gradescope: the assignment whose results to export (default: every assignment, one zip each)",
+    )
+    exporting.add_argument(
+        "--output",
+        "-o",
+        default="-",
+        help="file to write (default: stdout; a zip needs a file; gradescope without --assignment: a folder)",
+    )
     exporting.set_defaults(func=_export)
     regrading = commands.add_parser(
         "regrade", help="regrade every student's counting attempt after the tests changed (--dry-run: diff only)"

@@ -4,6 +4,9 @@
   the submission is refused at intake with a clear message, or graded with one.
 - ``InfrastructureError``: broker, database, worker died, a sandbox step that could not
   be applied.  Retried.
+- ``GradingFault``: a step of ours raised while grading (nbgrader's bookkeeping, the late
+  policy, a plug-in): the same input would raise again, so it is not retried; the job fails
+  with the reason for staff, and never becomes a score.
 - ``ConfigurationError``: bad configuration.  Fails at start-up.
 
 No HTTP status codes here: which status each error answers with is the web layer's
@@ -35,6 +38,14 @@ class TooLarge(StudentError):
 
 class UnknownAssignment(StudentError):
     """No such assignment in the course."""
+
+
+class UnknownStudent(StudentError):
+    """No such student on the course's roster (nbgrader's gradebook): nothing is written for them."""
+
+
+class NoDueDate(StudentError):
+    """An extension asked for on an assignment without a due date (or a due date removed under extensions)."""
 
 
 class PastHardDeadline(StudentError):
@@ -77,6 +88,11 @@ class DatabaseUnavailable(InfrastructureError):
     """The database did not answer: the request may be repeated, the job is retried when it is back."""
 
     retry_after_s = 5
+
+
+class GradingFault(GraderError):
+    """A step outside the student's own cells raised while grading (``grader.engine.faults``): not the student's
+    doing and not worth a retry; the job fails with this reason, and no score is recorded or changed."""
 
 
 class LmsError(InfrastructureError):

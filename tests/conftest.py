@@ -47,7 +47,9 @@ GRADED_FILES = frozenset(
 # as in one process (test_pages.py leaves an attempt graded under a late policy it then removes, which a regrade
 # dry run in test_browser.py would otherwise count).
 DASHBOARD = "dashboard"
-DASHBOARD_FILES = frozenset({"tests/service/web/test_browser.py", "tests/service/web/test_pages.py"})
+DASHBOARD_FILES = frozenset(
+    {"tests/service/web/test_browser.py", "tests/service/web/test_pages.py", "tests/service/web/test_export_all.py"}
+)
 BROKERS = "brokers"
 BROKER_FILES = ("tests/service/queue/", "tests/benchmarks/test_scale_benchmark.py", "tests/engine/test_claims.py")
 

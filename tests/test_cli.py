@@ -13,6 +13,7 @@ import pytest
 from grader import course
 from grader.service.records.store import Store
 from grader.student import check
+from tests.service.conftest import free_port
 
 GRADER = str(Path(sys.executable).parent / "grader")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "submissions"
@@ -158,6 +159,46 @@ def test_tokens_issue_with_role(scratch_course: Path) -> None:
     assert user is not None and user.is_staff
 
 
+def test_tokens_issue_for_someone_off_the_roster_warns_and_still_issues(scratch_course: Path) -> None:
+    """A student's token for an id the gradebook does not list (a typo, a student not imported yet) works, as
+    `grader serve`'s demo-student does, but `grader tokens issue` names them and `grader roster`; nothing else
+    is written (the gradebook gains no student); staff tokens and students on the roster warn about nothing."""
+    from nbgrader.api import Gradebook
+
+    roster = scratch_course / "roster.csv"
+    roster.write_text("id\nada\n")
+    assert run("roster", str(roster), root=scratch_course).returncode == 0
+    proc = run("tokens", "issue", "stranger", "ada", "nobdy", root=scratch_course)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if not line.startswith("grader: course ")]
+    assert line == (
+        "grader tokens: warning: stranger, nobdy are not on the course roster (no such students in the gradebook); "
+        "their tokens are issued and work, but check the spelling, or add them with `grader roster ROSTER.csv` "
+        "(columns id,first_name,last_name,email)."
+    )
+    store = Store(course.gradebook_url(scratch_course))
+    issued = [row.split("\t") for row in proc.stdout.splitlines()]
+    assert [(name, role) for name, role, _ in issued] == [
+        ("stranger", "student"),
+        ("ada", "student"),
+        ("nobdy", "student"),
+    ]
+    for name, _, token in issued:
+        user = store.user_for_token(token)
+        assert user is not None and user.id == name
+    with Gradebook(course.gradebook_url(scratch_course)) as gradebook:
+        assert [s.id for s in gradebook.students] == ["ada"]
+    one = run("tokens", "issue", "stranger", root=scratch_course)
+    assert one.returncode == 0 and one.stdout.startswith("stranger\tstudent\t")
+    assert (
+        "grader tokens: warning: stranger is not on the course roster (no such student in the gradebook); the token "
+        "is issued and works, but check"
+    ) in one.stderr
+    for quiet in (("ada",), ("tara", "--role", "ta")):
+        proc = run("tokens", "issue", *quiet, root=scratch_course)
+        assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
 def test_demo_showcase_names_existing_fixture_submissions() -> None:
     from grader import demo
 
@@ -201,7 +242,7 @@ def test_serve_and_worker_that_stop_at_start_up_leave_no_zygote_behind(
     # serve, on a second start that finds the course secret gone (drawn values would change): refused
     Store(course.gradebook_url(root), create=True)
     monkeypatch.delenv("GRADER_VARIANT_SECRET", raising=False)
-    proc = run("serve", root=root)
+    proc = run("serve", "--port", str(free_port()), root=root)  # a free port: 8000 may be taken on this machine
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "has no course secret" in proc.stderr.strip().splitlines()[-1], proc.stderr
     assert sorted(p.name for p in scratch.iterdir()) == []
@@ -275,27 +316,60 @@ def test_tokens_issue_with_a_bad_expiry_says_so_in_one_sentence(scratch_course: 
     assert line == f"grader tokens: {says}"
 
 
-def test_demo_on_a_fresh_course_makes_the_variant_secret_and_grades_the_examples(tmp_path: Path) -> None:
-    """`grader demo` on a clone that never ran the service: the course secret is made (ps2 and ps3 give each
-    student their own values), then every showcased example is graded; once the service has run, a lost
-    secret stops the demo with one sentence, before any release is generated, instead of silently drawing new
-    values."""
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def test_demo_grades_in_a_scratch_copy_makes_the_variant_secret_and_leaves_the_course_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """`grader demo` on a clone that never ran the service, whose gradebook lists one real student: the course
+    secret is made (ps2 and ps3 give each student their own values), then every showcased example is graded in
+    a scratch copy that the demo names and keeps; the course gains no student, no submitted/ or autograded/
+    file, no rewritten release (nothing but the secret). Once the service has run, a lost secret stops the demo
+    with one sentence, before any release is generated or copy made, instead of silently drawing new values."""
+    from nbgrader.api import Gradebook
+
+    from grader import demo
+
     root = course.copy_course(tmp_path / "course")
+    course.put_bin_on_path()  # nbgrader makes a gradebook by running `alembic`
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        gradebook.add_student("ada")
+    before = _files(root)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "GRADER_VARIANT_SECRET"}
-    env["GRADER_COURSE_ROOT"] = str(root)
+    env.update(GRADER_COURSE_ROOT=str(root), TMPDIR=str(scratch))
     proc = subprocess.run([GRADER, "demo"], env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"Created the course secret that draws each student's variant values: {root / 'variant_secret.txt'}" in (
         proc.stdout
     )
-    from grader import demo
-
-    for examples in demo.SHOWCASE.values():
+    (copy,) = scratch.glob("grader-demo-*")
+    assert (
+        f"Grading in a scratch copy of the course, {copy}: this course's gradebook and folders stay as they are."
+    ) in proc.stdout
+    assert demo.where(copy) in proc.stdout
+    after = _files(root)
+    assert after.pop("variant_secret.txt")
+    assert after == before
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        assert [s.id for s in gradebook.students] == ["ada"]
+    for assignment, examples in demo.SHOWCASE.items():
+        graded = {row.student for row in course.cell_scores(copy, assignment)}
+        assert graded == set(examples), assignment
         for example in examples:
-            assert example in proc.stdout
+            assert (copy / "autograded" / example / assignment / f"{assignment}.ipynb").is_file()
+        (correct,) = [
+            line for line in proc.stdout.splitlines() if line.startswith(f"{assignment:<16} {'correct':<24} ")
+        ]
+        score, full = correct.split()[2].split("/")
+        assert float(score) == float(full) > 0 and correct.endswith("  -"), correct
     (root / "variant_secret.txt").unlink()
     (root / "service-data").mkdir()
     again = subprocess.run([GRADER, "demo"], env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 2
     assert "This course gives students variants but has no course secret: restore" in again.stderr
+    assert list(scratch.glob("grader-demo-*")) == [copy]  # no second copy
     assert "Generating the student releases" not in again.stdout  # stopped before any nbgrader run

@@ -2,17 +2,20 @@
 
 ``grader validate`` writes the JSON and HTML to ``validation/<assignment>.{json,html}`` in the course
 (run-time output, like ``autograded/``); the dashboard's assignment page shows the latest JSON to staff
-through the same template (``templates/_validation.html``). Nothing here imports torch.
+through the same template (``templates/_validation.html``), saying so when the assignment's source changed
+since (``Shown``, ``provenance.changes``). Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from .provenance import Change, changes
 from .verdicts import Report, Status
 
 FOLDER = "validation"
@@ -34,6 +37,29 @@ def load(root: Path, assignment: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("assignment") == assignment else None
 
 
+@dataclass(frozen=True)
+class Shown:
+    """The latest report of an assignment, as the dashboard shows it."""
+
+    report: dict[str, Any]
+    changed: tuple[Change, ...]
+    """What changed in the assignment's source since the report was made: none while it is current."""
+
+
+def shown(root: Path, assignment: str) -> Shown | None:
+    """The latest report of ``assignment`` and what changed in its source since (None when there is none)."""
+    found = load(root, assignment)
+    return None if found is None else Shown(found, changes(root, assignment, found))
+
+
+def made_from(commit: str, dirty: bool) -> str:
+    """Where a report came from, in words: ``commit abc123``, ``commit abc123 with uncommitted changes``
+    (``templates/_validation.html`` says the same)."""
+    if not commit:
+        return "uncommitted files (the repository has no commit yet)" if dirty else ""
+    return f"commit {commit}{' with uncommitted changes' if dirty else ''}"
+
+
 def write_json(report: Report, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -52,10 +78,11 @@ def _cut(text: str, width: int) -> str:
 
 def text(report: Report, strict: bool = False) -> str:
     """The terminal's table and findings."""
+    origin = made_from(report.commit, report.dirty)
     lines = [
         "",
         f"{report.assignment}: {report.points:g} points in {len(report.tests)} test cells; validated in "
-        f"{report.seconds:g} s{f' at {report.commit}' if report.commit else ''}",
+        f"{report.seconds:g} s{f' at {origin}' if origin else ''}",
         "",
     ]
     width = max([len(t.grade_id) for t in report.tests] + [9])

@@ -12,7 +12,6 @@ again with stock ``nbgrader autograde`` and compare cell by cell. The result is 
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from nbformat import NotebookNode
 from .. import course
 from ..errors import AuthoringError
 from ..variants import check, marked, secret
-from . import equivalence, grading, probes, verdicts
+from . import equivalence, grading, probes, provenance, verdicts
 from .edits import grade_id
 from .fixtures import Assignment, Fixture, build, fill, load, read_notebook
 from .mutants import Mutant, Unparsable, derive
@@ -177,6 +176,7 @@ def validate(
     """Validate the assignment ``name`` of the course at ``root``; progress lines go to ``out``."""
     run = Run(root=root, name=name, out=out, stock=stock, jobs=jobs, mutants_wanted=mutants)
     started = time.monotonic()
+    source = provenance.read(root, name)  # what is validated: an edit made meanwhile shows the report out of date
     with tempfile.TemporaryDirectory(prefix="grader-validate-") as scratch:
         run.scratch = Path(scratch)
         for step in STEPS:
@@ -193,7 +193,7 @@ def validate(
         equivalent=run.equivalent,
         seconds=round(time.monotonic() - started, 1),
         steps=run.seconds,
-        commit=_commit(root),
+        source=source,
         when=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         release=run.release,
     )
@@ -211,13 +211,3 @@ def _copy(nb: NotebookNode) -> NotebookNode:
     import copy
 
     return copy.deepcopy(nb)
-
-
-def _commit(root: Path) -> str:
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return ""
-    return proc.stdout.strip() if proc.returncode == 0 else ""

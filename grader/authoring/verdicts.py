@@ -27,6 +27,7 @@ from .equivalence import Verdict
 from .fixtures import Assignment, Fixture
 from .grading import CellResult, Results, first_line
 from .mutants import Mutant, Unparsable
+from .provenance import Source
 
 CODE = re.compile(r"\[([a-z0-9]+(?:-[a-z0-9]+)+)\]")
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
@@ -112,6 +113,10 @@ class Disagreement:
 class Report:
     assignment: str
     commit: str
+    dirty: bool
+    """The assignment's source folder had changes git had not committed (``provenance``)."""
+    sources: dict[str, str]
+    """The SHA-256 of each file of the assignment's source folder, by path (``provenance.changes`` compares)."""
     when: str
     seconds: float
     steps: dict[str, float]
@@ -174,7 +179,7 @@ def judge(
     equivalent: Mapping[str, Verdict],
     seconds: float,
     steps: dict[str, float],
-    commit: str,
+    source: Source,
     when: str,
     release: NotebookNode | None,
 ) -> Report:
@@ -246,7 +251,9 @@ def judge(
     )
     return Report(
         assignment=assignment.name,
-        commit=commit,
+        commit=source.commit,
+        dirty=source.dirty,
+        sources=source.sources,
         when=when,
         seconds=seconds,
         steps=steps,

@@ -30,7 +30,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from .. import course, notebook_errors
 from ..errors import ConfigurationError
 from ..plugins import names, output_limit
-from . import bulk, early, inprocess, rows
+from . import bulk, early, faults, inprocess, jobsession, rows, undo
 from .kernel import Zygote
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
 
@@ -51,9 +51,10 @@ class Status(enum.Enum):
     """How one autograding ended."""
 
     COMPLETED = "completed"  # nbgrader wrote the gradebook rows and the autograded notebook
-    INCOMPLETE = "incomplete"  # nbgrader gave up on this notebook (its log says why): the submission's doing
-    INFRASTRUCTURE = "infrastructure"  # the grader itself failed (zygote, fork, sandbox): worth retrying
+    INCOMPLETE = "incomplete"  # nbgrader refused the notebook (unreadable, corrupted metadata): the submission's doing
+    INFRASTRUCTURE = "infrastructure"  # the grader itself failed (zygote, fork, sandbox, a full disk): worth retrying
     DATABASE = "database"  # the gradebook database failed: wait for it, then grade again
+    FAULT = "fault"  # a step of ours raised (nbgrader's bookkeeping, the late policy, a plug-in): never a score
 
 
 class Stop(enum.StrEnum):
@@ -74,7 +75,7 @@ class Outcome:
     status: Status
     log: str
     seconds: float
-    reason: str = ""  # for INFRASTRUCTURE and DATABASE: what failed; for a zeroed INCOMPLETE: why
+    reason: str = ""  # for INFRASTRUCTURE, DATABASE and FAULT: what failed; for INCOMPLETE: why
     stopped: Stop = Stop.NONE
     zeroed: bool = False  # INCOMPLETE, its notebook unreadable: recorded in the gradebook as 0 (``reason`` says why)
     grades: tuple[rows.NotebookGrades, ...] = ()  # COMPLETED: the rows nbgrader wrote, per notebook (``rows``)
@@ -211,6 +212,7 @@ def _grade_one(
     unreadable: dict[str, str] = {}
     zeroed = False
     report.reset()
+    faults.noted.reset()
     rows.noted.reset()
     try:
         with early.forked_early(config), bookkeeping():
@@ -220,13 +222,22 @@ def _grade_one(
             app = OnePassAutograde(coursedir=coursedir, config=config, log=log)
             app.force = force
             app.create_student = create
+            before = None
             try:
+                if jobsession.current() is None:  # in a service job's transaction, a fault rolls back whole
+                    before = undo.snapshot(coursedir.db_url, coursedir.course_id, assignment, student)
                 app.start()
             except Exception as error:
                 ok = False
                 database = _database_error(error)
                 log.exception("autograding %s/%s failed", student, assignment)
-        if not ok and database is None and not report.failures and zero_unreadable:
+                if database is None and _ours() and before is not None:
+                    try:
+                        undo.restore(coursedir.db_url, coursedir.course_id, before)
+                    except Exception as undoing:
+                        database = _database_error(undoing)
+                        log.exception("putting back %s/%s's gradebook rows failed", student, assignment)
+        if not ok and database is None and not report.failures and not faults.noted.faults and zero_unreadable:
             unreadable = unreadable_notebooks(
                 Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
             )
@@ -247,17 +258,34 @@ def _grade_one(
     seconds = time.monotonic() - started
     if database is not None:
         status, reason = Status.DATABASE, f"the gradebook database failed: {type(database).__name__}: {database}"
-    elif report.failures:
-        status, reason = Status.INFRASTRUCTURE, "; ".join(report.failures)
+    elif report.failures or faults.noted.retryable:
+        status, reason = Status.INFRASTRUCTURE, "; ".join(report.failures or faults.noted.retryable)
+    elif ok:
+        status, reason = Status.COMPLETED, ""
     elif unreadable:
         status, reason = Status.INCOMPLETE, _why(unreadable)
+    elif faults.noted.refused and not faults.noted.faults:
+        status, reason = Status.INCOMPLETE, "; ".join(faults.noted.refused)
     else:
-        status, reason = (Status.COMPLETED if ok else Status.INCOMPLETE), ""
+        status, reason = Status.FAULT, _fault(buffer.getvalue())
     written = rows.noted.complete() if status is Status.COMPLETED else ()
     rows.noted.reset()  # the notebooks are the caller's now; the thread keeps no reference to them
     return Outcome(
         student, assignment, status, buffer.getvalue(), seconds, reason, Stop(report.stopped), zeroed, written
     )
+
+
+def _ours() -> bool:
+    """Whether the grading that raised ``error`` failed by a fault of ours (its rows are then put back)."""
+    return not (faults.noted.refused and not faults.noted.faults) or bool(report.failures)
+
+
+def _fault(log: str) -> str:
+    """What failed, for staff: the steps of ours that raised, else nbgrader's last error."""
+    if faults.noted.faults:
+        return "; ".join(dict.fromkeys(faults.noted.faults))
+    errors = [line for line in log.splitlines() if line.startswith("[ERROR]")]
+    return f"nbgrader's autograde failed outside the student's cells: {errors[-1] if errors else 'see the log'}"
 
 
 LOCKS = ".locks"  # under autograded/: one lock file per student, named by a hash of the student's id

@@ -9,6 +9,7 @@ there is one (``lend``), else on an engine of its own.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 import time
@@ -45,6 +46,13 @@ class TimeDoubt:
             "the late penalty trusts timestamp.txt: check it before releasing grades."
         )
 
+    def refusal(self) -> str:
+        return (
+            f"[NOT GRADED] its timestamp.txt says {_utc(self.stamped)}, but {self.contradiction}: a time the late "
+            "penalty cannot trust. Put the time the submission was collected in timestamp.txt (or remove the file "
+            "to grade it without a time), then grade it again."
+        )
+
 
 @dataclass(frozen=True)
 class BatchResult:
@@ -52,10 +60,16 @@ class BatchResult:
     outcomes: tuple[Outcome, ...]
     seconds: float
     doubts: tuple[TimeDoubt, ...] = ()
+    untrusted: tuple[TimeDoubt, ...] = ()  # not graded: a time the product cannot trust (``untrusted_time``)
 
     @property
     def failed(self) -> tuple[Outcome, ...]:
         return tuple(o for o in self.outcomes if not o.ok)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every submission was graded."""
+        return not self.failed and not self.untrusted
 
     @property
     def zeroed(self) -> tuple[Outcome, ...]:
@@ -66,21 +80,38 @@ class BatchResult:
         n = len(self.outcomes)
         rate = n / self.seconds if self.seconds > 0 else 0.0
         zeroed = f" ({len(self.zeroed)} unreadable, recorded as 0)" if self.zeroed else ""
+        refused = f"; {len(self.untrusted)} not graded, their time untrusted" if self.untrusted else ""
         lines = [
             f"Autograded {n} submission(s) of {self.assignment} in {self.seconds:.1f} s ({rate:.1f}/s); "
-            f"{len(self.failed)} failed{zeroed}."
+            f"{len(self.failed)} failed{zeroed}{refused}."
         ]
-        lines += [f"  {o.student}: {_failure(o)}" for o in sorted(self.failed, key=lambda o: o.student)]
+        lines += [f"  {student}: {why}" for student, why in self.failures().items()]
         lines += [doubt.line() for doubt in sorted(self.doubts, key=lambda d: d.student)]
         if n:
             lines.append("Scores are in the gradebook (nbgrader export, nbgrader formgrader, grader serve).")
         return "\n".join(lines)
+
+    def failures(self) -> dict[str, str]:
+        """Each student not graded, or graded 0 because the notebook could not be read, with the reason."""
+        found = {o.student: _failure(o) for o in self.failed}
+        found |= {d.student: d.refusal() for d in self.untrusted}
+        return dict(sorted(found.items()))
+
+
+def write_failures(result: BatchResult, path: Path) -> None:
+    """``result.failures()`` as JSON, for a program that runs the command (the regrade's dry run)."""
+    path.write_text(json.dumps(result.failures(), indent=1, sort_keys=True) + "\n")
 
 
 def _failure(outcome: Outcome) -> str:
     """One line saying why ``outcome`` failed: the engine's reason, else nbgrader's last error."""
     if outcome.zeroed:
         return f"[ERROR] could not be graded, recorded as 0: {outcome.reason}"
+    if outcome.status.value == "fault":
+        return (
+            "[FAULT] not graded: a fault of the grader, not of the notebook; "
+            f"its gradebook rows are as they were: {outcome.reason}"
+        )
     if outcome.reason:
         return f"[ERROR] {outcome.reason}"
     last = [line for line in outcome.log.splitlines() if line.startswith("[ERROR]")][-1:] or ["see the log"]
@@ -143,12 +174,18 @@ def run(
     db_url: str | None = None,
     out: TextIO | None = None,
     borrow: bool = True,
+    trust_timestamps: bool = False,
 ) -> BatchResult:
     """Autograde every submission of ``assignment`` (or only ``students``) under ``root/submitted``.
 
     With ``borrow``, a ``grader serve`` of this user already running for the course on the same gradebook
     grades them on its warm engine (``lend``), and the first line on ``out`` says so; otherwise, or for what
-    it could not finish, this process starts its own."""
+    it could not finish, this process starts its own.
+
+    A submission whose ``timestamp.txt`` gives a time after now, or before the assignment's release where git
+    says when that was (``release_commit_time``), is not graded (``untrusted_time``): nbgrader would record
+    that time and base the late penalty on it. With ``trust_timestamps`` (the regrade's dry run, which writes
+    the service's receipts itself) every stamp is used."""
     if assignment not in course.assignments(root):
         known = ", ".join(course.assignments(root))
         raise BatchError(f"no assignment {assignment!r} in {root / 'source'} (known: {known})")
@@ -165,21 +202,28 @@ def run(
         chosen = available
     if not chosen:
         raise BatchError(f"no submissions of {assignment} under {root / 'submitted'}")
+    released = release_time(root, assignment)
+    untrusted: tuple[TimeDoubt, ...] = ()
+    if not trust_timestamps:
+        committed = release_commit_time(root, assignment)
+        untrusted = tuple(
+            d for s in chosen if (d := untrusted_time(root / "submitted" / s / assignment, s, committed)) is not None
+        )
+        chosen = [s for s in chosen if s not in {d.student for d in untrusted}]
     started = time.monotonic()
     jobs = jobs or 2 * (os.cpu_count() or 1)
     out = out or sys.stderr
     progress = Progress(len(chosen), out)
     outcomes: list[Outcome] = []
-    if borrow:
+    if borrow and chosen:
         outcomes = _on_serve(root, assignment, chosen, jobs, force, db_url, out, progress)
     graded = {o.student for o in outcomes}
     rest = [s for s in chosen if s not in graded]
     if rest:
         outcomes += _on_own_engine(root, assignment, rest, jobs, force, db_url, progress)
     progress.close()
-    released = release_time(root, assignment)
     doubts = tuple(d for s in chosen for d in timestamp_doubts(root / "submitted" / s / assignment, s, released))
-    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started, doubts)
+    return BatchResult(assignment, tuple(outcomes), time.monotonic() - started, doubts, untrusted)
 
 
 def _on_serve(
@@ -273,10 +317,66 @@ def _say(out: TextIO, line: str) -> None:
 
 
 def release_time(root: Path, assignment: str) -> dt.datetime | None:
-    """When ``assignment`` was released (its oldest released notebook's modification time, naive UTC), if it was."""
+    """When ``assignment`` was released, naive UTC, if it was: its release folder's first commit
+    (``release_commit_time``), else its oldest released notebook's modification time (which a new clone or
+    release moves later)."""
+    committed = release_commit_time(root, assignment)
+    if committed is not None:
+        return committed
     folder = course.release_directory(root) / assignment
     times = [p.stat().st_mtime for p in folder.glob("*.ipynb")] if folder.is_dir() else []
     return _naive_utc(min(times)) if times else None
+
+
+def release_commit_time(root: Path, assignment: str) -> dt.datetime | None:
+    """The time of the first commit of ``assignment``'s release folder, naive UTC: a release time no clone, copy or
+    later release moves. None outside a git repository, in a shallow clone (its first commit is not the first),
+    or for a folder never committed."""
+    import subprocess
+
+    folder = course.release_directory(root) / assignment
+    if not folder.is_dir():
+        return None
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    if git("rev-parse", "--is-shallow-repository") != "false\n":
+        return None
+    times = [int(line) for line in (git("log", "--format=%ct", "--", ".") or "").split() if line.isdigit()]
+    return _naive_utc(min(times)) if times else None
+
+
+def untrusted_time(folder: Path, student: str, released: dt.datetime | None) -> TimeDoubt | None:
+    """A ``timestamp.txt`` time no submission can have: after now, or before ``released`` (the release's first
+    commit: a file's time is no evidence here, a copy or a new release moves it)."""
+    stamped = _stamped(folder / "timestamp.txt")
+    if stamped is None:
+        return None
+    now = _naive_utc(time.time())
+    if stamped > now + CLOCK_SLACK:
+        return TimeDoubt(student, stamped, f"it is graded now, at {_utc(now)}, before that time")
+    if released is not None and stamped < released - CLOCK_SLACK:
+        return TimeDoubt(student, stamped, f"the assignment was released at {_utc(released)}, after it")
+    return None
+
+
+def _stamped(stamp: Path) -> dt.datetime | None:
+    from nbgrader.utils import parse_utc
+
+    try:
+        text = stamp.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    try:
+        stamped: dt.datetime | None = parse_utc(text) if text else None
+    except (ValueError, OverflowError, TypeError):
+        stamped = None
+    return stamped
 
 
 def timestamp_doubts(folder: Path, student: str, released: dt.datetime | None) -> tuple[TimeDoubt, ...]:

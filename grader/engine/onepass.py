@@ -39,6 +39,8 @@ from nbformat.v4.rwbase import rejoin_lines, strip_transient
 from nbgrader import utils
 from nbgrader.converters import Autograde
 
+from . import faults
+
 
 def read_back(nb: Any) -> Any:
     """``nb`` as ``nbformat.read`` returns it from the file nbformat's writer makes of it."""
@@ -47,7 +49,30 @@ def read_back(nb: Any) -> Any:
 
 
 class OnePassAutograde(Autograde):  # type: ignore[misc]
-    """``nbgrader autograde``'s converter; the sanitized notebook goes to the autograde pass in memory."""
+    """``nbgrader autograde``'s converter; the sanitized notebook goes to the autograde pass in memory.
+
+    Each step it runs is ``faults.attributed``: one that raises is noted as the student's doing or ours
+    before nbgrader's ``convert_notebooks`` swallows the exception."""
+
+    def init_destination(self, assignment_id: str, student_id: str) -> bool:
+        with faults.attributed("nbgrader's Autograde.init_destination (the autograded/ folder)"):
+            return bool(super().init_destination(assignment_id, student_id))
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        with faults.attributed("nbgrader's Autograde.init_assignment (the student's submission in the gradebook)"):
+            super().init_assignment(assignment_id, student_id)
+
+    def set_permissions(self, assignment_id: str, student_id: str) -> None:
+        with faults.attributed("nbgrader's set_permissions (the autograded/ folder)"):
+            super().set_permissions(assignment_id, student_id)
+
+    def run_post_convert_hook(self) -> None:
+        with faults.attributed("the course's post_convert_hook"):
+            super().run_post_convert_hook()
+
+    def write_single_notebook(self, output: str, resources: dict[str, Any]) -> None:
+        with faults.attributed("writing the autograded notebook"):
+            super().write_single_notebook(output, resources)
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         self.log.info("Sanitizing %s", notebook_filename)
@@ -56,7 +81,7 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         self.log.info("Converting notebook %s", notebook_filename)
         resources = self.init_single_notebook_resources(notebook_filename)
         _describe(resources, notebook_filename, os.path.getmtime(notebook_filename))
-        with open(notebook_filename, encoding="utf-8") as f:
+        with faults.reading(), open(notebook_filename, encoding="utf-8") as f:
             nb = nbformat.read(f, as_version=4)  # type: ignore[no-untyped-call]
         nb, resources = self._pass(nb, resources)
 
@@ -83,13 +108,17 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
             resources["language"] = nb["metadata"]["language"].lower()
         if hasattr(validator, "normalize"):
             nb = _normalized(nb)
+        sanitizing = bool(getattr(self, "_sanitizing", False))
+        stage = "sanitize" if sanitizing else "autograde"
         preprocessor = None
         for preprocessor in exporter._preprocessors:
-            nb, resources = preprocessor(nb, resources)
-            if not exporter.optimistic_validation:
-                exporter._validate_preprocessor(nb, preprocessor)
+            with faults.attributed(f"the {stage} step {_name(preprocessor)}", sanitizing):
+                nb, resources = preprocessor(nb, resources)
+                if not exporter.optimistic_validation:
+                    exporter._validate_preprocessor(nb, preprocessor)
         if exporter.optimistic_validation:
-            exporter._validate_preprocessor(nb, preprocessor)
+            with faults.attributed(f"nbformat's validation after the {stage} pass", sanitizing):
+                exporter._validate_preprocessor(nb, preprocessor)
         return nb, resources
 
     def _output(self, nb: Any, resources: dict[str, Any]) -> str:
@@ -102,6 +131,11 @@ class OnePassAutograde(Autograde):  # type: ignore[misc]
         else:
             output = nbformat.writes(nb, version=version)  # type: ignore[no-untyped-call]
         return output if output.endswith("\n") else output + "\n"
+
+
+def _name(step: Any) -> str:
+    kind = type(step)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _normalized(nb: Any) -> Any:

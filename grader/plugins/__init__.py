@@ -4,6 +4,7 @@ Stock ``nbgrader autograde`` and the engine run them alike, so both give the sam
 
 - ``mending.MendCells``: a submission's cells matched to the release's before anything else;
 - ``integrity.RunEveryTestCell``: test cells always run, whatever their tags say;
+- ``integrity.RestoreHiddenTests``: a cell exactly as released is not reported as changed (its hidden tests);
 - ``isolation.PrivateExecute``: student code in a private, empty directory with a clean environment;
 - ``output_limit.KeepStderr``: truncating output never changes a verdict;
 - ``kernel_logging``: log records on stdout in every grading kernel, and the warning lines nbgrader ignores;

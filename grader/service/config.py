@@ -19,13 +19,20 @@ FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
 COUNTING = ("latest", "best")
 
 
+def cpu_share() -> int:
+    """The CPUs this process may run on (its affinity: a container's cpuset, ``taskset``), else the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class ServiceConfig:
     course_root: Path
     db_url: str
     host: str = "127.0.0.1"
     port: int = 8000
-    workers: int = 1
+    workers: int = field(default_factory=cpu_share)
     max_upload_bytes: int = 5 * 1024 * 1024
     notebook_timeout_s: float = Limits.notebook_timeout_s
     memory_limit_bytes: int = Limits.memory_limit_bytes

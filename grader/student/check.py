@@ -46,7 +46,9 @@ def run(path: Path, timeout: float = 60) -> list[CheckResult]:
             resources={"metadata": {"path": str(path.parent)}},
             extra_arguments=[f"--IPKernelApp.exec_lines={kernel_logging.EXEC_LINE}"],  # logging to stdout, as graded
         )
-        client.execute()
+        # nbclient shuts down only a kernel whose manager it made: ask it to shut this one down too, and wait for it
+        # (left running, the kernel outlives the command and prints a warning after the prompt has come back)
+        client.execute(cleanup_kc=True)
     results: list[CheckResult] = []
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -73,12 +75,17 @@ NO_TESTS = (
 )
 
 
+def points(value: float) -> str:
+    """``1 point``, ``2 points``, ``0.5 points``."""
+    return f"{value:g} point{'' if value == 1 else 's'}"
+
+
 def report(results: list[CheckResult]) -> str:
     if not results:
         return NO_TESTS
     lines = []
     for r in results:
-        lines.append(f"  {'PASS' if r.passed else 'FAIL'} {r.name} ({r.points:g} points)")
+        lines.append(f"  {'PASS' if r.passed else 'FAIL'} {r.name} ({points(r.points)})")
         if not r.passed:
             lines.extend("      " + line for line in r.message.splitlines())
     passed = sum(r.passed for r in results)

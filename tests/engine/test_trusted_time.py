@@ -96,3 +96,72 @@ def test_the_batch_warns_per_suspicious_student_and_still_grades_as_nbgrader_doe
         for student in ("honest", "backdated"):
             submission = gradebook.find_submission(A, student)
             assert submission.timestamp == STAMPED and submission.score == submission.max_score
+
+
+def test_a_time_no_submission_can_have_is_not_graded_and_says_why(tmp_path: Path) -> None:
+    """Issue 52: a stamp of 2000-01-01 was graded, and that time recorded; with a due date a late notebook replayed
+    with a forged time counted as on time. Such a stamp (before the release, or after the grading) is not used:
+    that student is not graded, the command names them and the reason, and grades everyone else."""
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [A])
+    _commit_release(root)
+    forged = dt.datetime(2000, 1, 1)
+    future = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(days=3)
+    _submit(root, "honest", STAMPED, STAMPED - dt.timedelta(minutes=30), STAMPED)
+    _submit(root, "forger", forged, forged, forged)
+    _submit(root, "time-traveller", future, future, future)
+    result = batch.run(root, A, jobs=2, out=io.StringIO())
+    assert not result.ok and [o.student for o in result.outcomes] == ["honest"]
+    lines = result.summary().splitlines()
+    assert lines[0].endswith("; 0 failed; 2 not graded, their time untrusted.")
+    assert lines[1:3] == [
+        "  forger: [NOT GRADED] its timestamp.txt says 2000-01-01 00:00:00 UTC, but the assignment was released at "
+        "2026-09-01 12:00:00 UTC, after it: a time the late penalty cannot trust. Put the time the submission was "
+        "collected in timestamp.txt (or remove the file to grade it without a time), then grade it again.",
+        f"  time-traveller: [NOT GRADED] its timestamp.txt says {future:%Y-%m-%d %H:%M:%S} UTC, but it is graded now, "
+        f"at {lines[2].split('graded now, at ')[1][:23]}, before that time: a time the late penalty cannot trust. Put "
+        "the time the submission was collected in timestamp.txt (or remove the file to grade it without a time), "
+        "then grade it again.",
+    ]
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.gradebook_url(root)) as gradebook:  # no forged time recorded
+        assert gradebook.find_submission(A, "honest").timestamp == STAMPED
+        for student in ("forger", "time-traveller"):
+            with pytest.raises(MissingEntry):
+                gradebook.find_submission(A, student)
+    trusted = batch.run(root, A, students=["forger"], jobs=1, out=io.StringIO(), trust_timestamps=True)
+    assert trusted.ok  # the regrade's dry run places the service's own receipts and says so
+
+
+def _commit_release(root: Path) -> None:
+    """The course a git repository whose release was first committed at ``RELEASED``."""
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-09-01T12:00:00Z", "GIT_COMMITTER_DATE": "2026-09-01T12:00:00Z"}
+    env |= {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    for command in (
+        ["init", "-q"],
+        ["add", "release"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "r"],
+    ):
+        subprocess.run(["git", *command], cwd=root, env=env, check=True, capture_output=True)
+
+
+def test_the_release_time_of_a_course_in_git_is_its_first_commit_not_the_files_times(tmp_path: Path) -> None:
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [A])
+    assert batch.release_commit_time(root, A) is None  # not a git repository: file times prove nothing
+    _commit_release(root)
+    course.generate_releases(root, [A])  # released again: the files' times move, the first commit does not
+    assert batch.release_commit_time(root, A) == batch.release_time(root, A) == RELEASED
+
+
+def test_without_git_only_a_time_after_the_grading_is_refused(tmp_path: Path) -> None:
+    """A copy of the course, or one released again, gives its release the time of that moment: a submission
+    received before is no forgery, so it is graded (and warned about, as before)."""
+    root = course.copy_course(tmp_path / "course")
+    course.generate_releases(root, [A])
+    _submit(root, "earlier", STAMPED, STAMPED, STAMPED)
+    result = batch.run(root, A, jobs=1, out=io.StringIO(), borrow=False)
+    assert result.ok and not result.untrusted, result.summary()

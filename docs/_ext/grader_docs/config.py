@@ -38,8 +38,10 @@ NOT_SETTINGS = frozenset({"course_root", "db_url", "release_directory"})
 SERVICE_HELP = {
     "host": "The address `grader serve` listens on; `--host` overrides it (grader.service.serve).",
     "port": "The port `grader serve` listens on; `--port` overrides it (grader.service.serve).",
-    "workers": "Kernels graded at once by the embedded service (local grading threads); with a broker, "
-    "`grader worker --concurrency` applies instead. `--workers` overrides it (grader.service.queue.local).",
+    "workers": "Kernels graded at once by the embedded service (local grading threads); by default one per CPU "
+    "`grader serve` may run on (`os.sched_getaffinity`, else `os.cpu_count()`: the default shown is the machine's "
+    "that built this page); with a broker, `grader worker --concurrency` applies instead. `--workers` overrides "
+    "it (grader.service.config, grader.service.queue.local).",
     "max_upload_bytes": "The largest notebook an upload may be; a larger one is refused with 413 and nothing "
     "is stored (grader.service.web.app).",
     "notebook_timeout_s": "A notebook's whole wall-clock limit in seconds: the cells that finished keep their "

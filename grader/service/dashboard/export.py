@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import NotFound
 from ..config import ServiceConfig
@@ -13,6 +13,9 @@ from ..grading.intake import received_at_utc
 from ..records.models import Recorded, Submission, TestResult
 from ..records.store import Store
 from ..rules.counting import final_score
+
+if TYPE_CHECKING:
+    from .stats import Standings
 
 
 def grade_table(store: Store, config: ServiceConfig) -> list[dict[str, Any]]:
@@ -169,17 +172,41 @@ def gradescope_results(config: ServiceConfig, submission: Submission, tests: tup
     }
 
 
+def gradescope_zip_name(assignment: str) -> str:
+    """The file name of ``assignment``'s Gradescope zip: the dashboard's download and ``grader export`` alike."""
+    return f"{assignment}-gradescope-results.zip"
+
+
 def gradescope_zip(store: Store, config: ServiceConfig, assignment: str) -> bytes:
     """``<student>/results.json`` for the counting attempt of every student of ``assignment``."""
-    import io
-    import json
-    import zipfile
-
     from . import stats
 
     book = stats.standings(store, config)
     if assignment not in {a.name for a in book.assignments}:
         raise NotFound(f"no assignment {assignment!r}")
+    return _gradescope_zip(store, config, book, assignment)
+
+
+def gradescope_zips(store: Store, config: ServiceConfig, folder: Path) -> list[Path]:
+    """Every assignment's ``gradescope_zip``, written into ``folder`` (made if missing) under
+    ``gradescope_zip_name``; the files written, in the gradebook's order of assignments."""
+    from . import stats
+
+    book = stats.standings(store, config)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for assignment in book.assignments:
+        path = folder / gradescope_zip_name(assignment.name)
+        path.write_bytes(_gradescope_zip(store, config, book, assignment.name))
+        written.append(path)
+    return written
+
+
+def _gradescope_zip(store: Store, config: ServiceConfig, book: Standings, assignment: str) -> bytes:
+    import io
+    import json
+    import zipfile
+
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for student in book.students:

@@ -20,6 +20,7 @@ own progress lines) until the diff is ready.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
@@ -50,11 +51,22 @@ class ScoreChange:
     before: float  # the final score recorded: raw score less the late penalty
     after: float | None  # the final score the current tests, due date and late policy give; None: see ``problem``
     changed_tests: tuple[tuple[str, float, float], ...]  # (test, points before, points after)
-    problem: str = ""
+    problem: str = ""  # why it could not be regraded (``after`` is None): its recorded score stays
+    penalty_before: float = 0.0  # the late penalty recorded
+    penalty_after: float = 0.0  # the late penalty the current due date, extension and policy give
 
     @property
     def delta(self) -> float | None:
         return None if self.after is None else self.after - self.before
+
+    def reasons(self) -> str:
+        """What changes, in words: the tests whose points change, and any rule (the late penalty) that does."""
+        if self.problem:
+            return f"could not be regraded: {self.problem}"
+        found = [f"{name} {b:g}->{a:g}" for name, b, a in self.changed_tests]
+        if round(self.penalty_after - self.penalty_before, 6) != 0:
+            found.append(f"late penalty {self.penalty_before:g}->{self.penalty_after:g}")
+        return ", ".join(found)
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,13 @@ class DryRun:
 
     @property
     def changed(self) -> tuple[ScoreChange, ...]:
-        return tuple(c for c in self.changes if c.delta != 0 or c.changed_tests)
+        """The students whose score or test points the regrade would change."""
+        return tuple(c for c in self.changes if not c.problem and (c.delta != 0 or c.changed_tests))
+
+    @property
+    def failed(self) -> tuple[ScoreChange, ...]:
+        """The students who could not be regraded: a regrade leaves their recorded score as it is."""
+        return tuple(c for c in self.changes if c.problem)
 
 
 @dataclass
@@ -137,13 +155,14 @@ def dry_run(
         graded: dict[str, dict[str, float]] = {}
         penalties: dict[str, float] = {}
         problem = ""
+        failures: dict[str, str] = {}
         if attempts:
             progress.stage = "grading"
 
             def seen(done: int) -> None:
                 progress.done = done
 
-            problem = _autograde(root, assignment, jobs, seen)
+            problem, failures = _autograde(root, assignment, jobs, seen)
             progress.stage = "comparing the scores"
             for row in course.cell_scores(root, assignment):
                 graded.setdefault(row.student, {})[row.grade_id] = row.score
@@ -154,8 +173,8 @@ def dry_run(
     for submission in attempts:
         before = {t.name: t.points for t in store.results(submission.id)}
         recorded = final_score(submission.score, submission.late_penalty)
-        if submission.student not in graded:
-            why = problem or "not graded"
+        if submission.student in failures or submission.student not in graded:
+            why = failures.get(submission.student) or problem or "not graded"
             changes.append(ScoreChange(submission.student, submission.id, recorded, None, (), why))
             continue
         after = graded[submission.student]
@@ -164,8 +183,19 @@ def dry_run(
             for name in sorted(set(before) | set(after))
             if before.get(name, 0.0) != after.get(name, 0.0)
         )
-        final = final_score(sum(after.values()), penalties.get(submission.student))
-        changes.append(ScoreChange(submission.student, submission.id, recorded, round(final, 6), tests))
+        penalty = penalties.get(submission.student) or 0.0
+        final = final_score(sum(after.values()), penalty)
+        changes.append(
+            ScoreChange(
+                submission.student,
+                submission.id,
+                recorded,
+                round(final, 6),
+                tests,
+                penalty_before=submission.late_penalty or 0.0,
+                penalty_after=penalty,
+            )
+        )
     return DryRun(assignment, tuple(changes), time.monotonic() - started)
 
 
@@ -200,15 +230,20 @@ def _penalties(scratch_url: str, assignment: str) -> dict[str, float]:
 PROGRESS_LINE = re.compile(r"\] (\d+)/(\d+) ")  # grader autograde's progress on a log: "[###...] 2/3  0.4/s ..."
 
 
-def _autograde(root: Path, assignment: str, jobs: int | None, seen: Callable[[int], None] | None = None) -> str:
-    """``grader autograde`` on the scratch course, in a process of its own; what went wrong, if anything.
+def _autograde(
+    root: Path, assignment: str, jobs: int | None, seen: Callable[[int], None] | None = None
+) -> tuple[str, dict[str, str]]:
+    """``grader autograde`` on the scratch course, in a process of its own: what went wrong with the whole run, if
+    anything, and each student it could not grade, with the reason (its ``--failures-json``).
 
     Its own process: nbgrader's converters change the process's working directory while they
     run, which must not happen in the service beside its own gradings (nor leave the service in
     the scratch directory once it is removed). ``seen`` hears how many attempts it has graded so
     far, from the progress lines it writes.
     """
+    failures_file = root.parent / "failures.json"
     command = [str(Path(sys.executable).parent / "grader"), "autograde", assignment, "--course", str(root)]
+    command += ["--failures-json", str(failures_file), "--trust-timestamps"]  # the service's receipts, placed here
     if jobs:
         command += ["--jobs", str(jobs)]
     output: list[str] = []
@@ -229,8 +264,14 @@ def _autograde(root: Path, assignment: str, jobs: int | None, seen: Callable[[in
                 seen(int(found.group(1)))
         returncode = process.wait()
     if returncode == 0:
-        return ""
-    return f"the dry run's grading failed (exit {returncode}): {''.join(output)[-500:]}"
+        return "", {}
+    try:
+        failures: dict[str, str] = json.loads(failures_file.read_text())
+    except (OSError, ValueError):
+        failures = {}  # it stopped before grading: the whole run's output says why
+    if failures:
+        return "", failures
+    return f"the dry run's grading failed (exit {returncode}): {''.join(output)[-500:]}", {}
 
 
 class Runs:
@@ -291,10 +332,14 @@ def report(run: DryRun) -> str:
         f"({run.seconds:.1f} s). Nothing was written. Scores are final: raw score less the late penalty."
     ]
     if run.changed:
-        lines.append(f"{'student':<24} {'submission':>10} {'before':>8} {'after':>8} {'change':>8}  tests")
+        lines.append(f"{'student':<24} {'submission':>10} {'before':>8} {'after':>8} {'change':>8}  what changes")
         for c in run.changed:
             after = "-" if c.after is None else f"{c.after:g}"
             delta = "-" if c.delta is None else f"{c.delta:+g}"
-            tests = c.problem or ", ".join(f"{name} {b:g}->{a:g}" for name, b, a in c.changed_tests)
-            lines.append(f"{c.student:<24} {c.submission_id:>10} {c.before:>8g} {after:>8} {delta:>8}  {tests}")
+            lines.append(f"{c.student:<24} {c.submission_id:>10} {c.before:>8g} {after:>8} {delta:>8}  {c.reasons()}")
+    if run.failed:
+        lines.append(
+            f"{len(run.failed)} student(s) could not be regraded; a regrade leaves their recorded score as it is:"
+        )
+        lines += [f"{c.student:<24} {c.submission_id:>10} {c.before:>8g}  {c.reasons()}" for c in run.failed]
     return "\n".join(lines)

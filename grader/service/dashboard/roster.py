@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable
 from pathlib import Path
+
+import sqlalchemy as sa
 
 from ..config import ServiceConfig
 from ..records import students
 from ..records.store import Store
 
 COLUMNS = ("id", "first_name", "last_name", "email")
+STUDENT = sa.table("student", sa.column("id", sa.String))  # nbgrader's: who is on the course's roster
 
 
 class RosterError(Exception):
@@ -54,3 +58,32 @@ def import_roster(config: ServiceConfig, path: Path) -> list[tuple[str, str]]:
             )
     store = Store(config.db_url)
     return [(row["id"], store.issue_token(row["id"], "student")) for row in rows]
+
+
+def not_on_roster(engine: sa.Engine, candidates: Iterable[str]) -> list[str]:
+    """Those of ``candidates`` that nbgrader's gradebook in ``engine``'s database does not list as students
+    (every one, where it has no students table yet), in the order given. Reads only."""
+    names = list(dict.fromkeys(candidates))
+    with engine.connect() as conn:
+        if not names or not sa.inspect(conn).has_table("student"):
+            return names
+        known = set(conn.execute(sa.select(STUDENT.c.id).where(STUDENT.c.id.in_(names))).scalars())
+    return [name for name in names if name not in known]
+
+
+def unknown_students_warning(engine: sa.Engine, candidates: Iterable[str]) -> str | None:
+    """One sentence naming those of ``candidates`` not on the roster (``not_on_roster``) and how to add them;
+    None when every one is on it. A token of someone off the roster still works: a typo would go unseen."""
+    unknown = not_on_roster(engine, candidates)
+    if not unknown:
+        return None
+    one = len(unknown) == 1
+    found = (
+        f"{', '.join(unknown)} {'is' if one else 'are'} not on the course roster "
+        f"(no such student{'' if one else 's'} in the gradebook); "
+        f"{'the token is issued and works' if one else 'their tokens are issued and work'}"
+    )
+    return (
+        f"{found}, but check the spelling, or add them with `grader roster ROSTER.csv` "
+        "(columns id,first_name,last_name,email)."
+    )

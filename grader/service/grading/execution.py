@@ -27,7 +27,7 @@ from ... import course
 from ...engine import jobsession
 from ...engine.autograde import Status, Stop
 from ...engine.engine import Engine
-from ...errors import DatabaseUnavailable, InfrastructureError
+from ...errors import DatabaseUnavailable, GradingFault, InfrastructureError
 from ..config import ServiceConfig
 from ..records import students
 from ..records.models import Execution, Submission
@@ -115,6 +115,8 @@ def run(config: ServiceConfig, engine: Engine, submission: Submission, notebook_
         raise DatabaseUnavailable(f"{where}: {outcome.reason}")
     if outcome.status is Status.INFRASTRUCTURE:
         raise InfrastructureError(f"{where}: {outcome.reason}")
+    if outcome.status is Status.FAULT:
+        raise GradingFault(f"{where}: {outcome.reason}")
     if outcome.status is Status.INCOMPLETE or not notebook.exists():
         return Execution(notebook=notebook if notebook.exists() else None, log=log, problem=_explain(log))
     written = next((g for g in outcome.grades if g.notebook == notebook_name), None)

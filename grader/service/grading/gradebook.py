@@ -7,7 +7,10 @@ normal case, and then this stage writes nothing.  It writes only what they could
 - the run did not complete (nbgrader gave up on the notebook), so the gradebook may still hold
   an older attempt's rows: the grade the service recorded is written;
 - another attempt counts (an older one regraded, or a better one under ``counting = "best"``):
-  that attempt's recorded grade is written back.
+  that attempt's recorded grade is written back;
+- a stage after nbgrader's failed, so no grade is recorded for the attempt nbgrader just wrote
+  (``put_back``, on SQLite: on PostgreSQL the job's transaction rolls back whole): the attempt that
+  counts is written back, so a fault of ours never changes what the gradebook holds.
 
 ``record`` decides, before the grade is stored, so the gradebook and the service never disagree
 about which attempt counts.  Writing the same grade twice changes nothing.
@@ -52,18 +55,25 @@ def record(
             return False
         _write(config, submission, notebook_name, grade)
         return True
-    kept = Grade(
-        submission_id=counts.id,
-        score=counts.score or 0.0,
-        max_score=counts.max_score or 0.0,
-        late_penalty=counts.late_penalty or 0.0,
-        tests=store.results(counts.id),
-    )
-    _write(config, counts, notebook_name, kept)
+    _write(config, counts, notebook_name, _recorded(store, counts))
     return True
 
 
-def _write(config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade) -> None:
+def _recorded(store: Store, attempt: Submission) -> Grade:
+    """The grade the service recorded for ``attempt``."""
+    return Grade(
+        submission_id=attempt.id,
+        score=attempt.score or 0.0,
+        max_score=attempt.max_score or 0.0,
+        late_penalty=attempt.late_penalty or 0.0,
+        tests=store.results(attempt.id),
+    )
+
+
+def _write(
+    config: ServiceConfig, submission: Submission, notebook_name: str, grade: Grade, penalty: float | None = -1.0
+) -> None:
+    """``grade``'s points into the gradebook, and ``penalty`` as the late penalty (-1: ``grade``'s; None: none)."""
     from nbgrader.api import Gradebook
 
     points = {t.name: t.points for t in grade.tests}
@@ -77,5 +87,34 @@ def _write(config: ServiceConfig, submission: Submission, notebook_name: str, gr
             if cell_grade.name in points:
                 cell_grade.auto_score = points[cell_grade.name]
                 cell_grade.needs_manual_grade = False
-        notebook.late_submission_penalty = grade.late_penalty
+        notebook.late_submission_penalty = grade.late_penalty if penalty == -1.0 else penalty
+        gradebook.db.commit()
+
+
+def put_back(store: Store, config: ServiceConfig, submission: Submission, notebook_name: str) -> None:
+    """After nbgrader wrote ``submission``'s rows and a later stage failed (no grade recorded for it): make the
+    gradebook hold the attempt that counts again, as recorded; with none, this attempt's scores are cleared."""
+    recorded = [
+        dataclasses.replace(s, status="graded") if s.graded_at is not None else s
+        for s in store.submissions(submission.student, submission.assignment)
+    ]
+    counts = counting(recorded, config.counting)
+    if counts is None:
+        _clear(config, submission, notebook_name)
+        return
+    # no late penalty is written as nbgrader writes it: None
+    _write(config, counts, notebook_name, _recorded(store, counts), penalty=counts.late_penalty or None)
+
+
+def _clear(config: ServiceConfig, submission: Submission, notebook_name: str) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(config.db_url) as gradebook:
+        try:
+            notebook = gradebook.find_submission_notebook(notebook_name, submission.assignment, submission.student)
+        except MissingEntry:
+            return
+        for cell_grade in notebook.grades:
+            cell_grade.auto_score = None
+        notebook.late_submission_penalty = None
         gradebook.db.commit()

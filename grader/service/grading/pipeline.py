@@ -21,9 +21,15 @@ that holds nbgrader's rows and the service's for this job, committed once after 
 
 Every job ends with a recorded result: a grade, or ``failed`` with a reason.  Outcomes are
 typed (``grader.errors``): an ``InfrastructureError`` is retried up to ``max_attempts``; a
-database outage is waited out, not counted as an attempt (``grade_until_recorded``); any other
-exception is a bug in the grader, which a retry would repeat, so the job is failed at once with
-a reason an admin sees on the queue page.
+database outage is waited out, not counted as an attempt (``grade_until_recorded``); a
+``GradingFault`` (a step of ours raised: ``grader.engine.faults``) and any other exception (a bug
+in the grader) would be repeated by a retry, so the job is failed at once.
+
+No fault of ours is ever a score (``_failed``): the job fails with the reason for staff (the queue
+page, the student's page), the student reads that the submission is stored and could not be graded
+yet, and a submission graded before (a regrade) keeps its recorded grade; nbgrader's gradebook is put
+back to the attempt that counts (``gradebook.put_back``), where the job had no transaction to roll
+back (SQLite).  The ``after_record`` hooks (LMS passback) run only after a recorded grade.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Connection
 
 from ...engine.engine import Engine
-from ...errors import DatabaseUnavailable, InfrastructureError, LostClaim
+from ...errors import DatabaseUnavailable, GradingFault, InfrastructureError, LostClaim
 from ..config import ServiceConfig
 from ..records.models import Execution, Grade, Job, Recorded, Submission
 from ..records.store import DATABASE_ERRORS, Store
@@ -45,6 +51,13 @@ from . import execution, gradebook, scoring
 from .intake import assignment_cells
 
 log = logging.getLogger("grader.service")
+
+# what a student whose submission could not be graded reads; the reason goes to staff
+NOT_GRADED_YET = (
+    "Your submission is stored, but it could not be graded yet because of a problem on our side, not in your "
+    "notebook. The course staff have been told and will grade it; you do not need to submit again."
+)
+RETRYING = "Your submission is stored; the grader had a problem on our side and will try again shortly."
 
 # not the submission's fault, and not to be recorded as its failure
 PASS_THROUGH: tuple[type[Exception], ...] = (LostClaim, DatabaseUnavailable, *DATABASE_ERRORS)
@@ -166,6 +179,7 @@ class Pipeline:
         if submission is None:
             store.fail_job(job, "the submission record is missing", retry=False)
             return
+        run: Run | None = None
         try:
             with execution.grading(store, config.db_url, submission.student, submission.assignment) as connection:
                 cells = assignment_cells(config.db_url, submission.assignment, connection, submission.student)
@@ -178,6 +192,8 @@ class Pipeline:
         except PASS_THROUGH:
             raise
         except Exception as error:
+            if run is not None and run.connection is None and run.execution is not None and run.execution.completed:
+                self._put_back(run)  # nbgrader wrote this attempt's rows; a later stage failed
             self._failed(job, submission, error)
             return
         assert run.recorded is not None and run.grade is not None
@@ -200,30 +216,39 @@ class Pipeline:
                     traceback.format_exc(),
                 )
 
+    def _put_back(self, run: Run) -> None:
+        try:
+            gradebook.put_back(self.store, self.config, run.submission, run.notebook_name)
+        except Exception:
+            log.error("putting back %s's gradebook rows failed:\n%s", run.submission.student, traceback.format_exc())
+
     def _failed(self, job: Job, submission: Submission, error: Exception) -> None:
-        """The retry policy, apart from the work: infrastructure faults again, a bug in the grader not."""
+        """The retry policy, apart from the work: infrastructure faults again, a fault of ours or a bug not.
+
+        Never a score: staff get the reason, the student is told their submission is stored."""
         infrastructure = isinstance(error, (InfrastructureError, OSError))  # OSError: a full disk, a lost mount
         retry = infrastructure and job.attempts < self.config.max_attempts
+        kind = (
+            "infrastructure"
+            if infrastructure
+            else "a fault of the grader"
+            if isinstance(error, GradingFault)
+            else "a bug in the grader"
+        )
         log.error(
             "grading submission %s failed (%s, attempt %d): %s",
             submission.id,
-            "infrastructure" if infrastructure else "a bug in the grader",
+            kind,
             job.attempts,
             traceback.format_exc(),
         )
         if retry:
-            reason = "The grader had a problem and will try again."
+            reason = f"Attempt {job.attempts} failed ({kind}): {error}; trying again."
         elif infrastructure:
-            reason = (
-                f"The grader could not grade this submission after {job.attempts} attempts ({error}); "
-                "your submission is kept: ask your TA to regrade it."
-            )
+            reason = f"Not graded after {job.attempts} attempts ({kind}): {error}. Regrade it once this is fixed."
         else:
-            reason = (
-                f"The grader failed with an internal error ({type(error).__name__}: {error}); "
-                "your submission is kept: ask your TA to regrade it once the grader is fixed."
-            )
-        self.store.fail_job(job, reason, retry=retry)
+            reason = f"Not graded ({kind}): {type(error).__name__}: {error}. Regrade it once this is fixed."
+        self.store.fail_job(job, reason, retry=retry, told=RETRYING if retry else NOT_GRADED_YET)
 
 
 def _name(hook: Hook) -> str:

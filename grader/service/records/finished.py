@@ -98,3 +98,18 @@ class Finished:
         """How many requests are waiting now (for tests and the queue page)."""
         with self._lock:
             return sum(len(w) for w in self._waiters.values())
+
+
+def parse_wait(raw: str | None) -> float:
+    """A request's ``?wait=S``: seconds from 0 to ``MAX_WAIT_S`` (absent or empty: 0); else the sentence why not."""
+    from ...errors import StudentError
+
+    if raw is None or raw == "":
+        return 0.0
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= MAX_WAIT_S:  # also NaN
+        raise StudentError(f"wait must be a number of seconds from 0 to {MAX_WAIT_S:g}, not {raw[:40]!r}")
+    return seconds

@@ -240,9 +240,14 @@ class Store:
             _finish(own, job, grade)
         self.finished.notify(job.submission_id)
 
-    def fail_job(self, job: Job, reason: str, retry: bool) -> None:
-        """Record an infrastructure failure: requeue the job (to be published again), or give up with ``reason``."""
+    def fail_job(self, job: Job, reason: str, retry: bool, told: str = "") -> None:
+        """Record a job that could not be graded: requeue it (to be published again), or give up with ``reason``.
+
+        ``reason`` is for staff (the queue page, the student's page); ``told`` what the student reads (else
+        ``reason``).  A submission graded before (a regrade) keeps its recorded grade: only the job fails.
+        """
         status = "queued" if retry else "failed"
+        kept = submissions.c.graded_at.is_not(None)
         with self.transaction() as conn:
             done = conn.execute(
                 jobs.update()
@@ -252,7 +257,12 @@ class Store:
             if done.rowcount == 0:
                 raise LostClaim(f"job {job.id} was taken over by another worker")
             conn.execute(
-                submissions.update().where(submissions.c.id == job.submission_id).values(status=status, reason=reason)
+                submissions.update()
+                .where(submissions.c.id == job.submission_id)
+                .values(
+                    status=sa.case((kept, "graded"), else_=status) if not retry else status,
+                    reason=sa.case((kept, submissions.c.reason), else_=told or reason) if not retry else told or reason,
+                )
             )
         if not retry:
             self.finished.notify(job.submission_id)
@@ -312,6 +322,18 @@ class Store:
                 (r.id, r.submission_id, f"{r.student} / {r.assignment}", r.error or "", r.finished_at)
                 for r in conn.execute(query)
             ]
+
+    def job_failures(self, student: str) -> dict[int, str]:
+        """``student``'s submissions whose latest job failed, with its reason for staff: by submission id."""
+        query = (
+            sa.select(jobs.c.submission_id, jobs.c.status, jobs.c.error)
+            .join(submissions, submissions.c.id == jobs.c.submission_id)
+            .where(submissions.c.student == student)
+            .order_by(jobs.c.id)
+        )
+        with self.reader.connect() as conn:
+            latest = {r.submission_id: r for r in conn.execute(query)}
+        return {sid: r.error or "" for sid, r in latest.items() if r.status == "failed"}
 
     def latencies_since(self, since: dt.datetime) -> list[float]:
         """Seconds from upload to recorded grade of every submission graded since ``since``."""

@@ -20,14 +20,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
-from ...errors import LateConfirmationNeeded, PastHardDeadline, RateLimited, TooManyAttempts
+from ...errors import (
+    LateConfirmationNeeded,
+    NoDueDate,
+    PastHardDeadline,
+    RateLimited,
+    TooManyAttempts,
+    UnknownAssignment,
+    UnknownStudent,
+)
 from ...plugins import late_policy
 from ..config import ServiceConfig
 from ..records import nbgrader_tables, students
 from ..records.store import Store
+from ..records.tables import users
 
 
 def effective_due(due: dt.datetime | None, extension: dt.timedelta | None) -> dt.datetime | None:
@@ -78,16 +88,66 @@ def deadline(config: ServiceConfig, assignment: str, student: str) -> Deadline:
 
 
 def grant_extension(config: ServiceConfig, assignment: str, student: str, hours: float) -> None:
+    """Give ``student`` ``hours`` more on ``assignment`` (0 removes the extension): nbgrader's own extension.
+
+    Refused, with nothing written, for an assignment not in the gradebook, a student not on the roster (a typo
+    would otherwise add a phantom student), and an extension on an assignment without a due date.  That last
+    one is refused rather than given a meaning: nbgrader itself adds the extension to the due date, so stock
+    ``nbgrader autograde`` fails on every notebook of such a student (``TypeError``), and the due date the
+    extension would move is not there to say what the student was given.
+    """
     from nbgrader.api import Gradebook, MissingEntry
 
-    students.add(config.db_url, [student])
     with Gradebook(config.db_url) as gradebook:
-        gradebook.update_or_create_student(student)
+        found = _assignment(gradebook, assignment)
+        try:
+            gradebook.find_student(student)
+            listed = True
+        except MissingEntry:
+            listed = False
+        if not listed and not _service_student(config, student):
+            raise UnknownStudent(
+                f"no student {student!r} on the course's roster: check the spelling, or add them first with "
+                "`grader roster ROSTER.csv` (columns id,first_name,last_name,email)"
+            )
+        if found.duedate is None and hours > 0:
+            raise NoDueDate(
+                f"{assignment} has no due date, so there is nothing to extend: set its due date first "
+                "(Settings page, Due dates), then grant the extension"
+            )
+        if not listed:  # a student the service knows (a token was issued), not yet in the gradebook
+            students.add(config.db_url, [student])
+            gradebook.update_or_create_student(student)
         try:
             gradebook.find_submission(assignment, student)
         except MissingEntry:
+            if hours == 0:
+                return  # no extension to remove
             gradebook.add_submission(assignment, student)
         gradebook.grant_extension(assignment, student, minutes=round(hours * 60))
+
+
+def _service_student(config: ServiceConfig, student: str) -> bool:
+    """Whether the service knows ``student`` as a student (a token was issued to them) though the gradebook does not
+    list them yet (it does from their first submission)."""
+    with nbgrader_tables.reader(config.db_url).connect() as conn:
+        if not sa.inspect(conn).has_table(users.name):
+            return False
+        query = sa.select(users.c.id).where(users.c.id == student, users.c.role == "student")
+        return conn.execute(query).first() is not None
+
+
+def _assignment(gradebook: Any, assignment: str) -> Any:
+    from nbgrader.api import MissingEntry
+
+    try:
+        return gradebook.find_assignment(assignment)
+    except MissingEntry:
+        known = ", ".join(sorted(a.name for a in gradebook.assignments)) or "none yet"
+        raise UnknownAssignment(
+            f"no assignment {assignment!r} in the gradebook (known: {known}); a new one is added by "
+            f"`grader release {assignment}`"
+        ) from None
 
 
 def admit(
@@ -129,16 +189,19 @@ def admit(
 
 
 def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None) -> None:
-    """The assignment's due date in nbgrader's gradebook (naive UTC; None removes it)."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    from ...errors import UnknownAssignment
+    """The assignment's due date in nbgrader's gradebook (naive UTC; None removes it, unless students have
+    extensions of it: ``grant_extension`` says why)."""
+    from nbgrader.api import Gradebook
 
     with Gradebook(config.db_url) as gradebook:
-        try:
-            gradebook.find_assignment(assignment)
-        except MissingEntry:
-            raise UnknownAssignment(f"no assignment {assignment!r} in the gradebook (run `grader release`)") from None
+        found = _assignment(gradebook, assignment)
+        extended = sorted(s.student_id for s in found.submissions if s.extension is not None)
+        if due is None and extended:
+            raise NoDueDate(
+                f"{assignment} cannot lose its due date while {', '.join(extended)} "
+                f"{'has an extension' if len(extended) == 1 else 'have extensions'} of it: remove "
+                f"{'it' if len(extended) == 1 else 'them'} first (extension of 0 hours)"
+            )
         gradebook.update_or_create_assignment(assignment, duedate=due)
 
 

@@ -138,7 +138,7 @@ async def get_submission(request: Request) -> Response:
     raw = request.path_params["submission_id"]
     in_range = isinstance(raw, int) and 0 < raw < 2**63  # a larger id cannot exist (and SQLite would overflow)
     submission_id = raw if in_range else 0
-    seconds = _wait_seconds(request.query_params.get("wait"))
+    seconds = finished.parse_wait(request.query_params.get("wait"))
     view = await run_in_threadpool(_submission_view, request, submission_id)
     if seconds > 0 and view["status"] not in finished.FINAL:
         store: Store = request.app.state.store
@@ -146,18 +146,6 @@ async def get_submission(request: Request) -> Response:
         await store.finished.until_final(submission_id, lambda: _status(store, submission_id), seconds, elsewhere)
         view = await run_in_threadpool(_submission_view, request, submission_id)
     return JSONResponse(view)
-
-
-def _wait_seconds(raw: str | None) -> float:
-    if raw is None or raw == "":
-        return 0.0
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= finished.MAX_WAIT_S:  # also NaN
-        raise StudentError(f"wait must be a number of seconds from 0 to {finished.MAX_WAIT_S:g}, not {raw[:40]!r}")
-    return seconds
 
 
 def _status(store: Store, submission_id: int) -> str | None:

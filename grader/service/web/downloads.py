@@ -31,7 +31,7 @@ async def download_gradescope_zip(request: Request) -> Response:
     sessions.staff(request)
     name = request.path_params["name"]
     body = await run_in_threadpool(export.gradescope_zip, request.app.state.store, request.app.state.config, name)
-    return _attachment(body, f"{name}-gradescope-results.zip", "application/zip")
+    return _attachment(body, export.gradescope_zip_name(name), "application/zip")
 
 
 async def download_results_json(request: Request) -> Response:

@@ -15,6 +15,8 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.WrongAssignment: 422,
     errors.TooLarge: 413,
     errors.UnknownAssignment: 404,
+    errors.UnknownStudent: 404,
+    errors.NoDueDate: 409,
     errors.PastHardDeadline: 403,
     errors.LateConfirmationNeeded: 409,
     errors.TooManyAttempts: 403,

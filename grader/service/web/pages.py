@@ -24,11 +24,12 @@ from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
 from ..grading import feedback, intake
 from ..lti import outbox
+from ..records import finished
 from ..records.models import Submission
 from ..records.store import Store
 from ..rules import deadlines
 from ..rules.counting import counting
-from . import downloads, http, hub, sessions
+from . import downloads, http, hub, progress, sessions
 
 # The validation report's body (grader validate) is shared with its standalone HTML: both template folders.
 templates = Jinja2Templates(directory=[str(Path(__file__).parent / "templates"), str(validation.TEMPLATES)])
@@ -146,8 +147,9 @@ async def validation_page(request: Request) -> Response:
     config: ServiceConfig = request.app.state.config
     if name not in course.assignments(config.course_root):
         raise NotFound(f"no assignment {name!r}")
-    found = await run_in_threadpool(validation.load, config.course_root, name)
-    return _render(request, "validation.html", user=user, assignment=name, r=found)
+    found = await run_in_threadpool(validation.shown, config.course_root, name)
+    report, changed = (found.report, found.changed) if found else (None, ())
+    return _render(request, "validation.html", user=user, assignment=name, r=report, changed=changed)
 
 
 async def student_page(request: Request) -> Response:
@@ -157,7 +159,8 @@ async def student_page(request: Request) -> Response:
     if not history["attempts"] and student not in stats.course(request.app.state.config)[1]:
         raise NotFound(f"no student {student!r}: not on the roster and no submissions")
     lms = sorted(outbox.passback(request.app.state.store.engine, student).values(), key=lambda p: p.assignment)
-    return _render(request, "student.html", user=user, passback=lms, **history)
+    failures = request.app.state.store.job_failures(student)  # the reasons staff see, the student does not
+    return _render(request, "student.html", user=user, passback=lms, failures=failures, **history)
 
 
 def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:
@@ -194,19 +197,70 @@ async def queue_page(request: Request) -> Response:
     return _render(request, "queue.html", user=user, report=report, health=workers.health())
 
 
+# The student's page may run one script, its own file from this site (no inline script, no other origin).
+ME_POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'"
+ME_SCRIPT = Path(__file__).parent / "static" / "me-status.js"
+
+
+def _me_page(request: Request, status: int = 200, **context: Any) -> HTMLResponse:
+    response = _render(request, "me.html", status, **context)
+    response.headers["Content-Security-Policy"] = ME_POLICY
+    return response
+
+
+def _own_submission(request: Request, user_id: str, raw: object) -> Submission | None:
+    """The user's own submission ``raw`` (an id), or None for anything else (another's, none, not a number)."""
+    text = str(raw)
+    found = request.app.state.store.submission(int(text)) if text.isdigit() and 0 < len(text) < 18 else None
+    return found if found is not None and found.student == user_id else None
+
+
+def _me_progress(request: Request, submission: Submission) -> progress.Progress:
+    store: Store = request.app.state.store
+    return progress.of(feedback.view(request.app.state.config, submission, store.results(submission.id), staff=False))
+
+
 async def me(request: Request) -> Response:
+    """The student's own page; ``?submitted=ID`` (after an upload) adds that submission's status, which the
+    page's script keeps up to date (without it, a reload does)."""
     user = sessions.user(request)
     context = _history(request, user.id, staff=False)
-    notice = None
-    shown = request.query_params.get("submitted", "")
-    submission = request.app.state.store.submission(int(shown)) if shown.isdigit() and len(shown) < 18 else None
-    if submission is not None and submission.student == user.id:
-        notice = (
-            f"Submission {submission.id} of {submission.assignment} received; it is being graded. "
-            "Reload this page to see the result."
-        )
-    warnings = request.query_params.getlist("warning") if notice else []
-    return _render(request, "me.html", user=user, notice=notice, error="", warnings=warnings, **context)
+    submission = _own_submission(request, user.id, request.query_params.get("submitted", ""))
+    shown = None if submission is None else await run_in_threadpool(_me_progress, request, submission)
+    warnings = request.query_params.getlist("warning") if shown else []
+    return _me_page(
+        request, user=user, progress=shown, reload_hint=progress.RELOAD_HINT, error="", warnings=warnings, **context
+    )
+
+
+async def me_status(request: Request) -> Response:
+    """One of the student's own submissions' status as JSON, with the page's sentence (``message``).
+
+    ``?wait=S`` (0 to 60) answers once it is graded or failed, or after S seconds: the page asks again and again.
+    """
+    user = sessions.user(request)
+    seconds = finished.parse_wait(request.query_params.get("wait"))
+    store: Store = request.app.state.store
+    submission = await run_in_threadpool(_own_submission, request, user.id, request.path_params["submission_id"])
+    if submission is None:
+        raise NotFound("no such submission of yours")
+    if seconds > 0 and submission.status not in finished.FINAL:
+        sid = submission.id
+
+        def status() -> str | None:
+            found = store.submission(sid)
+            return None if found is None else found.status
+
+        elsewhere = bool(request.app.state.config.broker_url)  # grader workers record grades in their processes
+        await store.finished.until_final(sid, status, seconds, elsewhere)
+        submission = await run_in_threadpool(store.submission, sid) or submission
+    shown = await run_in_threadpool(_me_progress, request, submission)
+    return JSONResponse(shown.as_json(), headers={"Cache-Control": "no-store"})
+
+
+async def me_script(request: Request) -> Response:
+    """The page's script (``static/me-status.js``): it updates the status of a submission just made."""
+    return Response(ME_SCRIPT.read_bytes(), media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
 async def me_submit(request: Request) -> Response:
@@ -230,7 +284,7 @@ async def me_submit(request: Request) -> Response:
     except GraderError as error:
         context = _history(request, user.id, staff=False)
         status = http.status_of(error)
-        return _render(request, "me.html", status, user=user, notice=None, error=str(error), warnings=[], **context)
+        return _me_page(request, status, user=user, progress=None, error=str(error), warnings=[], **context)
     request.app.state.workers.notify()
     query = urlencode([("submitted", str(accepted.id))] + [("warning", w) for w in accepted.warnings])
     return RedirectResponse(f"/me?{query}", status_code=303)
@@ -390,4 +444,6 @@ routes = [
     *downloads.routes,
     Route("/me", me, methods=["GET"], include_in_schema=False),
     Route("/me", me_submit, methods=["POST"], include_in_schema=False),
+    Route("/me/status.js", me_script, methods=["GET"], include_in_schema=False),
+    Route("/me/submissions/{submission_id}/status", me_status, methods=["GET"], include_in_schema=False),
 ]

@@ -16,6 +16,10 @@ from grader.service.web.sessions import COOKIE
 
 from ..conftest import Server
 
+SUBMIT = (
+    ".venv/bin/grader submit tests/fixtures/submissions/ps2_autograd/grad-not-zeroed.ipynb --assignment ps2_autograd"
+)
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
@@ -49,20 +53,22 @@ def test_revoking_one_token_by_its_identifier_leaves_the_others(store: Store) ->
 
 
 def test_serve_issues_the_first_tokens_once_then_says_how_to_get_new_ones(store: Store) -> None:
-    first = first_tokens(store, "http://127.0.0.1:8000")
+    first = first_tokens(store, "http://127.0.0.1:8000", SUBMIT)
     assert "admin:        " in first and "demo-student: " in first
     admin = first.split("admin:        ")[1].split()[0]
+    demo = first.split("demo-student: ")[1].split()[0]
+    assert first.endswith(f"\n  GRADER_URL=http://127.0.0.1:8000 GRADER_TOKEN={demo} {SUBMIT}")
     user = store.user_for_token(admin)
     assert user is not None and (user.id, user.role) == ("admin", "admin")
     assert {row.label for row in store.list_tokens()} == {"serve"}
-    again = first_tokens(store, "http://127.0.0.1:8000")
+    again = first_tokens(store, "http://127.0.0.1:8000", SUBMIT)
     assert again == (
         "Tokens: issued on the first start (2 active; `grader tokens list` shows them).\n"
         "  A new admin token: grader tokens issue admin --role admin"
     )
     assert len(store.list_tokens()) == 2  # nothing new was minted
     store.revoke_tokens("admin")
-    assert "admin:        " in first_tokens(store, "http://127.0.0.1:8000")  # no admin token left: a new one
+    assert "admin:        " in first_tokens(store, "http://127.0.0.1:8000", SUBMIT)  # no admin token left: a new one
 
 
 def test_the_service_printed_the_first_tokens_once(server: Server) -> None:

@@ -181,9 +181,9 @@ def test_after_deadline_feedback_waits_for_the_students_extended_due_date(strict
     set_due(strict, "ps3_regression", _utcnow() - dt.timedelta(minutes=5))
     env = dict(os.environ, GRADER_COURSE_ROOT=str(strict.root))
     grader = str(Path(sys.executable).parent / "grader")
+    token = strict.token("extended-eve")  # a student the service knows: an extension for a typo is refused
     command = [grader, "extension", "extended-eve", "ps3_regression", "--hours", "24"]
     subprocess.run(command, env=env, check=True, capture_output=True)
-    token = strict.token("extended-eve")
     with strict.client(token) as client:
         response = submit(client, "ps3_regression", fixture_bytes("ps3_regression", "correct"))
         assert response.status_code == 202, response.text  # on time, thanks to the extension
@@ -237,3 +237,4 @@ def test_a_regrade_dry_run_after_a_due_date_change_shows_the_late_penalty_going(
     assert dry.returncode == 0, dry.stderr
     line = next(ln for ln in dry.stdout.splitlines() if ln.startswith("late-lou"))
     assert line.split()[2:5] == [f"{body['final_score']:g}", f"{body['score']:g}", f"{body['late_penalty']:+g}"]
+    assert line.endswith(f"  late penalty {body['late_penalty']:g}->0")  # the reason, where no test changes

@@ -136,7 +136,9 @@ def test_a_student_cannot_reach_admin_pages_and_submits_from_the_page(
     page.get_by_label("Assignment").select_option("ps1_tensors")
     page.get_by_label("Notebook (.ipynb)").set_input_files(str(FIXTURES / "ps1_tensors" / "correct.ipynb"))
     page.get_by_role("button", name="Submit").click()
-    expect(page.get_by_role("status").first).to_contain_text("received; it is being graded")
+    expect(page.get_by_role("status").first).to_contain_text(
+        re.compile(r"Submission \d+ of ps1_tensors (received|is graded)")
+    )
     submission = server.store.submissions(student="dave")[-1]
     server.wait_graded(tokens["ta"], submission.id)
     page.reload()
@@ -335,3 +337,101 @@ def test_a_student_history_marks_the_attempt_that_counts_and_folds_older_ones(
     older = next(a for a in attempts if a.id != chosen.id)
     page.locator(f"section[data-submission='{older.id}'] summary").click()  # unfolds on request
     expect(page.get_by_role("table", name=f"Tests of submission {older.id}")).to_be_visible()
+
+
+def _slow_correct(assignment: str, seconds: float) -> bytes:
+    """The correct notebook of ``assignment`` whose first answer cell first sleeps ``seconds``: still being
+    graded when the page after the upload is shown, then graded in full."""
+    import json
+
+    notebook = json.loads((FIXTURES / assignment / "correct.ipynb").read_text())
+    first = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    source = first["source"] if isinstance(first["source"], str) else "".join(first["source"])
+    first["source"] = f"import time\ntime.sleep({seconds})\n" + source
+    return json.dumps(notebook).encode()
+
+
+def test_the_status_after_an_upload_updates_itself_and_is_announced(
+    page: Page, dashboard: tuple[Server, dict[str, str]], tmp_path: Path
+) -> None:
+    """Issue 52: "/me keeps saying it is being graded": the status paragraph, a polite live region, changes to
+    the graded score without a reload (and without taking the keyboard focus); the attempt below it too."""
+    server, _ = dashboard
+    token = server.token("live-lena")
+    notebook = tmp_path / "ps1_tensors.ipynb"
+    notebook.write_bytes(_slow_correct("ps1_tensors", 5))
+    problems: list[str] = []
+    # script errors and refused loads (the browser's own favicon request aside: the service has none)
+    page.on("console", lambda m: problems.append(f"{m.text} {m.location.get('url')}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    sign_in(page, server, token, start="/me")
+    page.get_by_label("Assignment").select_option("ps1_tensors")
+    page.get_by_label("Notebook (.ipynb)").set_input_files(str(notebook))
+    page.get_by_label("Notebook (.ipynb)").focus()
+    page.keyboard.press("Tab")  # the late checkbox
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Submit")).to_be_focused()
+    with page.expect_navigation() as landing:
+        page.keyboard.press("Enter")
+    served = landing.value
+    assert served is not None
+    sid = server.store.submissions(student="live-lena")[-1].id
+    assert served.url.endswith(f"/me?submitted={sid}")
+    # what the service sent: not graded yet (the notebook sleeps 5 s), with the no-script words
+    assert f"Submission {sid} of ps1_tensors received; it is" in served.text()
+    assert "Reload this page to see the result." in served.text()
+
+    region = page.locator("#progress")
+    expect(region).to_have_attribute("role", "status")
+    expect(region).to_have_attribute("aria-live", "polite")
+    expect(page.get_by_text("Reload this page to see the result.")).to_be_hidden()  # the script shows the result
+    navigations: list[str] = []
+    page.on("framenavigated", lambda frame: navigations.append(frame.url))
+    page.evaluate("window.stillTheSamePage = true")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+
+    expect(region).to_contain_text(f"Submission {sid} of ps1_tensors is graded:", timeout=240_000)
+    graded = server.store.submission(sid)
+    assert graded is not None and graded.status == "graded" and graded.score == graded.max_score
+    said = f"Submission {sid} of ps1_tensors is graded: {graded.score:g} of {graded.max_score:g} points."
+    expect(region).to_have_text(said)
+    # in the accessibility tree: a status whose content is the score
+    expect(region).to_match_aria_snapshot(f'- status: "{said}"')
+    # the attempt below is swapped in graded, and this is still the same page with the focus where it was
+    attempt = page.locator(f"section[data-submission='{sid}']")
+    expect(attempt).to_contain_text("Status: graded")
+    expect(attempt).to_contain_text(f"final {graded.score:g}")
+    assert page.evaluate("window.stillTheSamePage") is True and navigations == []
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    problems = [p for p in problems if not p.endswith("/favicon.ico")]
+    assert problems == [], problems  # no script error, no refusal by the page's Content-Security-Policy
+    shot(page, "student-status-updated")
+
+
+def test_without_javascript_the_status_says_to_reload_and_a_reload_shows_the_score(
+    chromium: Browser, dashboard: tuple[Server, dict[str, str]], tmp_path: Path
+) -> None:
+    server, _ = dashboard
+    token = server.token("no-script-nils")
+    notebook = tmp_path / "ps1_tensors.ipynb"
+    notebook.write_bytes(_slow_correct("ps1_tensors", 5))
+    context = chromium.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        sign_in(page, server, token, start="/me")
+        page.get_by_label("Assignment").select_option("ps1_tensors")
+        page.get_by_label("Notebook (.ipynb)").set_input_files(str(notebook))
+        page.get_by_role("button", name="Submit").click()
+        page.wait_for_url(re.compile(r"/me\?submitted=\d+"))
+        sid = server.store.submissions(student="no-script-nils")[-1].id
+        region = page.locator("#progress")
+        expect(region).to_contain_text(f"Submission {sid} of ps1_tensors received; it is")
+        expect(page.get_by_text("Reload this page to see the result.")).to_be_visible()
+        body = server.wait_graded(token, sid)
+        page.reload()
+        said = f"Submission {sid} of ps1_tensors is graded: {body['final_score']:g} of {body['max_score']:g} points."
+        expect(region).to_have_text(said)
+        expect(page.get_by_text("Reload this page")).to_have_count(0)
+    finally:
+        context.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from grader.service.web.pages import ME_SCRIPT
 from grader.service.web.sessions import COOKIE
 
 from ..conftest import A, Server, fixture_bytes, submit
@@ -174,7 +175,7 @@ def test_students_see_only_their_own_work_and_can_submit_from_the_page(
         accepted = client.post("/me", data={"assignment": A, "csrf": csrf.group(1)}, files=files)
         assert accepted.status_code == 303  # POST/redirect/GET: reloading the page does not submit again
         landing = client.get(accepted.headers["location"])
-        assert "received; it is being graded" in landing.text
+        assert re.search(r"Submission \d+ of ps2_autograd (received; it is|is graded)", landing.text)
         assert len(server.store.submissions(student="alice")) == before + 1
     server.wait_graded(tokens["alice"], server.store.submissions(student="alice")[-1].id)  # before later tests
 
@@ -379,3 +380,89 @@ def test_an_unknown_student_is_a_404_page_not_an_empty_history(dashboard: tuple[
     assert "no student 'nobody-at-all': not on the roster and no submissions" in unescape(unknown.text)
     assert "No submissions yet" not in unknown.text
     assert known.status_code == 200
+
+
+# The status of a submission just made on /me (issue 52): the notice's words, its status request
+# (/me/submissions/{id}/status) and the page's script; in Chromium, updating itself: test_browser.py.
+P1 = "ps1_tensors"
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.I)
+
+
+def _upload(server: Server, token: str) -> tuple[int, str]:
+    """Upload ps1's correct notebook from the page as the token's student: the submission and the landing page."""
+    with browser(server, token) as client:
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', client.get("/me").text)
+        assert csrf
+        files = {"file": ("mine.ipynb", fixture_bytes(P1, "correct"))}
+        accepted = client.post("/me", data={"assignment": P1, "csrf": csrf.group(1)}, files=files)
+        assert accepted.status_code == 303, accepted.text
+        location = accepted.headers["location"]
+        found = re.search(r"submitted=(\d+)", location)
+        assert found
+        landing = client.get(location)
+    assert landing.status_code == 200
+    return int(found.group(1)), landing.text
+
+
+def test_the_status_request_answers_with_the_graded_score_and_the_page_says_it_without_a_script(
+    dashboard: tuple[Server, dict[str, str]],
+) -> None:
+    server, _ = dashboard
+    token = server.token("status-sam")
+    sid, landing = _upload(server, token)
+    # the landing page: a polite live region that names its status request, one script from this site
+    region = re.search(r'<p class="notice" id="progress"([^>]*)>(.*?)</p>', landing, re.S)
+    assert region, landing
+    attributes, text = region.groups()
+    assert 'role="status"' in attributes and 'aria-live="polite"' in attributes
+    if f'data-status-url="/me/submissions/{sid}/status"' in attributes:  # not graded yet (it usually is not)
+        assert "Reload this page to see the result." in text
+        assert '<script src="/me/status.js" defer></script>' in landing
+    assert not INLINE_SCRIPT.search(landing)
+
+    with browser(server, token) as client:
+        page = client.get(f"/me?submitted={sid}")
+        assert page.headers["content-security-policy"] == "script-src 'self'; object-src 'none'; base-uri 'none'"
+        answer = client.get(f"/me/submissions/{sid}/status", params={"wait": "60"}, timeout=90)
+        assert answer.headers["cache-control"] == "no-store"
+        body = answer.json()
+        # once graded, the page itself (reloaded, or without JavaScript) says the score, and polls nothing
+        graded = client.get(f"/me?submitted={sid}").text
+        script = client.get("/me/status.js")
+    api = server.wait_graded(token, sid)  # the public API's view of the same submission
+    assert api["status"] == "graded" and api["final_score"] == api["max_score"] > 0
+    expected = f"Submission {sid} of {P1} is graded: {api['final_score']:g} of {api['max_score']:g} points."
+    assert body == {
+        "id": sid,
+        "assignment": P1,
+        "status": "graded",
+        "finished": True,
+        "message": expected,
+        "score": api["score"],
+        "max_score": api["max_score"],
+        "late_penalty": 0.0,
+        "final_score": api["final_score"],
+        "reason": "",
+    }
+    assert f"<span data-message>{expected}</span></p>" in graded
+    assert "Reload this page" not in graded and "data-status-url" not in graded and "/me/status.js" not in graded
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert script.content == ME_SCRIPT.read_bytes() and b"dataset.statusUrl" in script.content
+
+
+def test_the_status_request_is_only_for_the_students_own_submissions(dashboard: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = dashboard
+    alices = server.store.submissions(student="alice")[0].id
+    with browser(server, tokens["bob"]) as bob:
+        for path in (f"/me/submissions/{alices}/status", "/me/submissions/999999/status", "/me/submissions/x/status"):
+            refused = bob.get(path)
+            assert refused.status_code == 404, path
+            assert "no such submission of yours" in refused.text
+        bad = bob.get(f"/me/submissions/{server.store.submissions(student='bob')[0].id}/status", params={"wait": "61"})
+        assert bad.status_code == 400
+        assert "wait must be a number of seconds from 0 to 60, not '61'" in unescape(bad.text)
+        # someone else's submission number in the page's address shows nothing of theirs
+        assert 'id="progress"' not in bob.get(f"/me?submitted={alices}").text
+    with browser(server, None) as anonymous:
+        asked = anonymous.get(f"/me/submissions/{alices}/status")
+        assert asked.status_code == 303 and asked.headers["location"].startswith("/login?next=/me/submissions/")
