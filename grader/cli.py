@@ -3,289 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 
 from . import course, deferred_imports
-from .errors import GraderError, NotANotebook
-
-
-def _release(args: argparse.Namespace) -> int:
-    from .variants import check
-
-    root = course.locate()[0]
-    names = args.assignments or course.assignments(root)
-    failures = [f.sentence(name) for name in names for f in check.check(root, name, sys.stdout)]
-    if failures:
-        print("grader release: refused, release/ is unchanged: " + "\n".join(failures), file=sys.stderr)
-        return 1
-    course.generate_releases(root, args.assignments or None)
-    print(f"release/ regenerated for: {', '.join(args.assignments or course.assignments(root))}")
-    return 0
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from . import demo
-
-    done = demo.run(course.locate()[0])
-    print(demo.table(done.scores))
-    print(demo.where(done.copy))
-    return 0
-
-
-def _autograde(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .engine import batch
-
-    try:
-        root = course.locate()[0]
-        result = batch.run(
-            root,
-            args.assignment,
-            args.student or None,
-            args.jobs,
-            force=not args.no_force,
-            borrow=not args.own_engine,
-            trust_timestamps=args.trust_timestamps,
-        )
-    except batch.BatchError as error:
-        print(f"grader autograde: {error}", file=sys.stderr)
-        return 2
-    print(result.summary())
-    if args.failures_json:
-        batch.write_failures(result, Path(args.failures_json))
-    return 0 if result.ok else 1
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from .service import serve
-
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
-    return serve.run(db_url=args.db_url, broker_url=args.broker_url, **overrides)
-
-
-def _worker(args: argparse.Namespace) -> int:
-    from .service.queue import worker
-
-    return worker.run(db_url=args.db_url, broker_url=args.broker_url, concurrency=args.concurrency, name=args.name)
-
-
-def _db(args: argparse.Namespace) -> int:
-    import sqlalchemy as sa
-
-    from .service import config as service_config
-    from .service.records import schema
-
-    engine = sa.create_engine(service_config.load(db_url=args.db_url).db_url)
-    if args.action == "upgrade":
-        before, after = schema.upgrade(engine)
-        print(
-            f"service schema: {before or 'empty'} -> {after}"
-            if before != after
-            else f"service schema: {after}, current"
-        )
-    else:
-        with engine.connect() as conn:
-            found = schema.revision(conn)
-        state = "current" if found == schema.head() else f"this grader needs {schema.head()}: grader db upgrade"
-        print(f"service schema: {found or 'empty'} ({state})")
-    engine.dispose()
-    return 0
-
-
-def _tokens(args: argparse.Namespace) -> int:
-    from .service import config as service_config
-    from .service.dashboard import roster
-    from .service.records.store import Store
-
-    expires_at = None
-    if args.action == "issue":
-        try:
-            expires_at = _expiry(args.expires) if args.expires else None
-        except ValueError as error:
-            print(f"grader tokens: {error}", file=sys.stderr)
-            return 2
-        if not args.users:
-            print("grader tokens issue: name at least one user", file=sys.stderr)
-            return 2
-    if args.action == "revoke" and bool(args.users) == bool(args.id):
-        print("grader tokens revoke: name the users, or give one token's --id (not both)", file=sys.stderr)
-        return 2
-    store = Store(service_config.load().db_url)
-    if args.action == "issue":
-        warning = roster.unknown_students_warning(store.reader, args.users) if args.role == "student" else None
-        if warning:
-            print(f"grader tokens: warning: {warning}", file=sys.stderr)
-        for user in args.users:
-            print(f"{user}\t{args.role}\t{store.issue_token(user, args.role, args.label, expires_at)}")
-    elif args.action == "list":
-        print(f"{'id':8}  {'user':16}  {'role':7}  {'label':12}  {'created':16}  {'expires':16}  state")
-        for t in store.list_tokens():
-            expires = f"{t.expires_at:%Y-%m-%d %H:%M}" if t.expires_at else "never"
-            created = f"{t.created_at:%Y-%m-%d %H:%M}"
-            print(f"{t.id:8}  {t.user:16}  {t.role:7}  {t.label:12}  {created:16}  {expires:16}  {t.state}")
-    elif args.id:
-        found = store.revoke_token_id(args.id)
-        print(f"token {found.id} of {found.user} revoked")
-    else:
-        for user in args.users:
-            print(f"{user}: {store.revoke_tokens(user)} token(s) revoked")
-    return 0
-
-
-def _expiry(text: str) -> dt.datetime:
-    """``30d``, ``12h`` (from now) or a date ``2027-01-31`` (its end, UTC): naive UTC, as the store keeps it."""
-    import re
-
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    match = re.fullmatch(r"(\d+)([dh])", text.strip())
-    if match:
-        amount = int(match.group(1))
-        if amount <= 0:
-            raise ValueError(f"--expires {text!r} must be in the future")
-        return now + (dt.timedelta(days=amount) if match.group(2) == "d" else dt.timedelta(hours=amount))
-    try:
-        day = dt.date.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(
-            f"--expires takes a number of days or hours (30d, 12h) or a date (2027-01-31), not {text!r}"
-        ) from None
-    end = dt.datetime.combine(day, dt.time()) + dt.timedelta(days=1)
-    if end <= now:
-        raise ValueError(f"--expires {text!r} is in the past")
-    return end
-
-
-def _submit(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .student import client
-
-    try:
-        body = client.submit(Path(args.path), args.assignment, client.connection(), confirm_late=args.confirm_late)
-    except client.ClientError as error:
-        print(f"grader submit: {error}", file=sys.stderr)
-        return 2
-    print(client.report(body))
-    return 0 if body["status"] == "graded" else 1
-
-
-def _extension(args: argparse.Namespace) -> int:
-    from .service import config as service_config
-    from .service.rules import deadlines
-
-    try:
-        deadlines.grant_extension(service_config.load(), args.assignment, args.student, args.hours)
-    except GraderError as error:
-        print(f"grader extension: {error}", file=sys.stderr)
-        return 2
-    print(f"{args.student} has {args.hours:g} extra hour(s) for {args.assignment}")
-    return 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .student import check
-
-    path = Path(args.path)
-    if not path.exists():
-        print(f"grader check: {path} does not exist", file=sys.stderr)
-        return 2
-    try:
-        results = check.run(path)
-    except NotANotebook as error:
-        print(f"grader check: {path} is not a notebook this course can check: {error}", file=sys.stderr)
-        return 2
-    print(check.report(results))
-    return 0 if results and all(r.passed for r in results) else 1
-
-
-def _roster(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .service import config as service_config
-    from .service.dashboard import roster
-
-    try:
-        issued = roster.import_roster(service_config.load(), Path(args.csv))
-    except roster.RosterError as error:
-        print(f"grader roster: {error}", file=sys.stderr)
-        return 2
-    print("student_id,token")
-    for student, token in issued:
-        print(f"{student},{token}")
-    return 0
-
-
-def _export(args: argparse.Namespace) -> int:
-    from .errors import GraderError
-    from .service import config as service_config
-    from .service.dashboard import export
-    from .service.records.store import Store
-
-    if args.format == "gradescope" and not args.assignment:  # every assignment: one zip each, in a folder
-        from pathlib import Path
-
-        folder = Path(args.output)
-        if args.output == "-" or folder.is_file():
-            print(
-                "grader export gradescope: without --assignment it writes one zip per assignment: name a folder "
-                "for them with --output FOLDER",
-                file=sys.stderr,
-            )
-            return 2
-        settings = service_config.load()
-        written = export.gradescope_zips(Store(settings.db_url), settings, folder)
-        for path in written:
-            print(f"wrote {path}")
-        if not written:
-            print("grader export gradescope: the gradebook has no assignments, so no zip was written", file=sys.stderr)
-        return 0
-    settings = service_config.load()
-    try:
-        if args.format == "gradescope":
-            body: str | bytes = export.gradescope_zip(Store(settings.db_url), settings, args.assignment)
-        elif args.format == "canvas":
-            body = export.canvas_csv(Store(settings.db_url), settings)
-        else:
-            body = export.nbgrader_csv(settings)
-    except GraderError as error:
-        print(f"grader export: {error}", file=sys.stderr)
-        return 1
-    if args.output == "-":
-        if isinstance(body, bytes):
-            print("grader export: a zip archive needs --output FILE", file=sys.stderr)
-            return 2
-        sys.stdout.write(body)
-    else:
-        mode = "wb" if isinstance(body, bytes) else "w"
-        with open(args.output, mode) as handle:
-            handle.write(body)
-        print(f"wrote {args.output}")
-    return 0
-
-
-def _regrade(args: argparse.Namespace) -> int:
-    from .errors import GraderError
-    from .service import config as service_config
-    from .service.dashboard import regrade
-    from .service.records.store import Store
-
-    settings = service_config.load()
-    store = Store(settings.db_url)
-    try:
-        if args.dry_run:
-            print(regrade.report(regrade.dry_run(store, settings, args.assignment, jobs=args.jobs)))
-        else:
-            count = regrade.apply(store, settings, args.assignment)
-            print(f"queued {count} submission(s) of {args.assignment}; the service's workers grade them")
-    except GraderError as error:
-        print(f"grader regrade: {error}", file=sys.stderr)
-        return 1
-    return 0
+from .commands import course as course_verbs
+from .commands import service, staff, students
+from .errors import GraderError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -294,13 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     release = commands.add_parser("release", help="regenerate release/ from source/ (nbgrader generate_assignment)")
     release.add_argument("assignments", nargs="*", help="assignment names (default: all)")
-    release.set_defaults(func=_release)
+    release.set_defaults(func=course_verbs.release)
     demo = commands.add_parser(
         "demo",
         help="release the course and autograde a few bundled example submissions, in a scratch copy of the course "
         "(its gradebook and folders stay as they are)",
     )
-    demo.set_defaults(func=_demo)
+    demo.set_defaults(func=course_verbs.demo)
     autograde = commands.add_parser(
         "autograde",
         help="autograde submitted/ like `nbgrader autograde`, same gradebook rows, many times faster",
@@ -324,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="start this command's own engine even when `grader serve` runs for the course (default: use its warm one)",
     )
     autograde.add_argument("--course", help=COURSE_HELP)
-    autograde.set_defaults(func=_autograde)
+    autograde.set_defaults(func=staff.autograde)
     serve = commands.add_parser("serve", help="run the grading service for this course on localhost")
     serve.add_argument("--host", help="the address to listen on (default: GraderService.host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="the port to listen on (default: GraderService.port, 8000)")
@@ -341,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="publish jobs to `grader worker`s through this broker (redis://host:6379/0 or amqp://...) instead of "
         "grading here; needs a PostgreSQL --db-url (default: $GRADER_BROKER_URL, else none: grade locally)",
     )
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=service.serve)
     worker = commands.add_parser("worker", help="grade the jobs a broker announces (scale-out: DEPLOYMENT.md)")
     worker.add_argument("--db-url", help="the PostgreSQL database grader serve uses (default: $GRADER_DB_URL)")
     worker.add_argument(
@@ -353,11 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, default=0, help="kernels at a time (default: the CPUs this process may use)"
     )
     worker.add_argument("--name", default="", help="this worker's name in the queue page (default: HOST:PID)")
-    worker.set_defaults(func=_worker)
+    worker.set_defaults(func=service.worker)
     db = commands.add_parser("db", help="the service's database schema: show it, or upgrade it (back up first)")
     db.add_argument("action", choices=["current", "upgrade"], help="current: show the schema; upgrade: migrate it")
     db.add_argument("--db-url", help="the database (default: the course's, $GRADER_DB_URL, else gradebook.db)")
-    db.set_defaults(func=_db)
+    db.set_defaults(func=service.db)
     tokens = commands.add_parser("tokens", help="issue, list or revoke access tokens (stored hashed)")
     tokens.add_argument("action", choices=["issue", "list", "revoke"], help="what to do with tokens")
     tokens.add_argument("users", nargs="*", help="student ids (or staff names)")
@@ -369,23 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tokens.add_argument("--label", default="", help="issue: what the token is for, shown by `grader tokens list`")
     tokens.add_argument("--id", help="revoke: the one token with this identifier (from `grader tokens list`)")
-    tokens.set_defaults(func=_tokens)
+    tokens.set_defaults(func=service.tokens)
     submit = commands.add_parser("submit", help="submit a notebook to the service and wait for its grade")
     submit.add_argument("path", help="the notebook (.ipynb) to submit")
     submit.add_argument("--assignment", help="default: the notebook's file name without .ipynb")
     submit.add_argument("--confirm-late", action="store_true", help="replace an on-time submission with a late one")
-    submit.set_defaults(func=_submit)
+    submit.set_defaults(func=students.submit)
     check = commands.add_parser("check", help="run a notebook's visible tests locally before submitting")
     check.add_argument("path", help="the notebook (.ipynb) to check")
-    check.set_defaults(func=_check)
+    check.set_defaults(func=students.check)
     roster = commands.add_parser("roster", help="add students from a roster CSV to the gradebook and issue tokens")
     roster.add_argument("csv", help="columns: id (required), first_name, last_name, email")
-    roster.set_defaults(func=_roster)
+    roster.set_defaults(func=staff.roster)
     extension = commands.add_parser("extension", help="give a student more time (nbgrader's own extension)")
     extension.add_argument("student", help="the student's id")
     extension.add_argument("assignment", help="the assignment")
     extension.add_argument("--hours", type=float, required=True, help="0 removes the extension")
-    extension.set_defaults(func=_extension)
+    extension.set_defaults(func=staff.extension)
     exporting = commands.add_parser(
         "export", help="grades for other systems: nbgrader's CSV, a Canvas gradebook import, Gradescope results.json"
     )
@@ -402,14 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="-",
         help="file to write (default: stdout; a zip needs a file; gradescope without --assignment: a folder)",
     )
-    exporting.set_defaults(func=_export)
+    exporting.set_defaults(func=staff.export)
     regrading = commands.add_parser(
         "regrade", help="regrade every student's counting attempt after the tests changed (--dry-run: diff only)"
     )
     regrading.add_argument("assignment", help="the assignment whose tests changed")
     regrading.add_argument("--dry-run", action="store_true", help="grade in a scratch copy and show the score diff")
     regrading.add_argument("--jobs", type=int, help="kernels at a time for the dry run")
-    regrading.set_defaults(func=_regrade)
+    regrading.set_defaults(func=staff.regrade)
     from .authoring import cli as validate_cli
 
     validating = commands.add_parser(

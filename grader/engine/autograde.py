@@ -27,12 +27,13 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import course, notebook_errors
+from .. import course
 from ..errors import ConfigurationError
 from ..plugins import names, output_limit
 from . import bulk, early, faults, inprocess, jobsession, rows, undo
 from .kernel import Zygote
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
+from .unreadable import reasons, record_zero, unreadable_notebooks
 
 EXECUTE_STEPS = (
     "Execute",
@@ -243,13 +244,13 @@ def _grade_one(
             )
             if unreadable:
                 try:
-                    _record_zero(coursedir.db_url, coursedir.course_id, assignment, student, create, unreadable)
+                    record_zero(coursedir.db_url, coursedir.course_id, assignment, student, create, unreadable)
                 except Exception as error:
                     database = _database_error(error)
                     log.exception("recording %s/%s as graded 0 failed", student, assignment)
                 else:
                     zeroed = True
-                    log.error("%s/%s is recorded as graded 0: %s", student, assignment, _why(unreadable))
+                    log.error("%s/%s is recorded as graded 0: %s", student, assignment, reasons(unreadable))
     finally:
         log.removeHandler(handler)
     if ok and not _settled.is_set():
@@ -263,7 +264,7 @@ def _grade_one(
     elif ok:
         status, reason = Status.COMPLETED, ""
     elif unreadable:
-        status, reason = Status.INCOMPLETE, _why(unreadable)
+        status, reason = Status.INCOMPLETE, reasons(unreadable)
     elif faults.noted.refused and not faults.noted.faults:
         status, reason = Status.INCOMPLETE, "; ".join(faults.noted.refused)
     else:
@@ -312,45 +313,6 @@ def student_lock(autograded: Path, student: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def unreadable_notebooks(folder: Path) -> dict[str, str]:
-    """Each notebook in the submission ``folder`` that cannot be read, by name, with the sentence saying why."""
-    found: dict[str, str] = {}
-    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
-        try:
-            why = notebook_errors.problem(path.read_bytes())
-        except OSError as error:
-            why = f"the file cannot be read ({error.strerror})"
-        if why:
-            found[path.stem] = why
-    return found
-
-
-def _why(unreadable: dict[str, str]) -> str:
-    return "; ".join(f"{name}.ipynb: {why}" for name, why in sorted(unreadable.items()))
-
-
-def _record_zero(
-    db_url: str, course_id: str, assignment: str, student: str, create: bool, unreadable: dict[str, str]
-) -> None:
-    """Score 0 for every grade cell of the ``unreadable`` notebooks, as nbgrader scores a missing notebook;
-    the reason goes in each of their comments, and the notebook is flagged for the formgrader."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(db_url, course_id) as gradebook:
-        if create:
-            gradebook.update_or_create_student(student)
-        submission = gradebook.update_or_create_submission(assignment, student)
-        for notebook in submission.notebooks:
-            if notebook.name in unreadable:
-                for grade in notebook.grades:
-                    grade.auto_score = 0.0
-                    grade.needs_manual_grade = False
-                for comment in notebook.comments:
-                    comment.auto_comment = f"Not graded: {notebook.name}.ipynb: {unreadable[notebook.name]}"
-                notebook.flagged = True
-        gradebook.db.commit()
 
 
 def _database_error(error: BaseException) -> BaseException | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import batch
+from grader.engine import batch, stamps
 from tests.fixtures.spec import SUBMISSIONS
 
 A = "ps2_autograd"
@@ -40,15 +40,15 @@ def _submit(root: Path, student: str, stamped: dt.datetime, notebook_at: dt.date
 
 def test_an_honest_stamp_raises_no_doubt(tmp_path: Path) -> None:
     folder = _submit(tmp_path, "honest", STAMPED, STAMPED - dt.timedelta(minutes=30), STAMPED)
-    assert batch.timestamp_doubts(folder, "honest", RELEASED) == ()
+    assert stamps.timestamp_doubts(folder, "honest", RELEASED) == ()
     unstamped = course.place_notebook(tmp_path, "unstamped", A, CORRECT).parent
-    assert batch.timestamp_doubts(unstamped, "unstamped", RELEASED) == ()
+    assert stamps.timestamp_doubts(unstamped, "unstamped", RELEASED) == ()
 
 
 def test_a_stamp_before_the_files_were_last_modified_is_doubted(tmp_path: Path) -> None:
     edited = STAMPED + dt.timedelta(days=2, hours=3)
     folder = _submit(tmp_path, "backdated", STAMPED, edited, edited)
-    (doubt,) = batch.timestamp_doubts(folder, "backdated", RELEASED)
+    (doubt,) = stamps.timestamp_doubts(folder, "backdated", RELEASED)
     assert doubt.line() == (
         "Warning: backdated's timestamp.txt says 2026-09-20 10:00:00 UTC, but its files were last modified at "
         "2026-09-22 13:00:00 UTC, after it; the late penalty trusts timestamp.txt: check it before releasing grades."
@@ -58,14 +58,14 @@ def test_a_stamp_before_the_files_were_last_modified_is_doubted(tmp_path: Path) 
 def test_a_stamp_later_than_the_stamp_file_itself_is_doubted(tmp_path: Path) -> None:
     written = STAMPED - dt.timedelta(hours=5)
     folder = _submit(tmp_path, "from-the-future", STAMPED, written, written)
-    (doubt,) = batch.timestamp_doubts(folder, "from-the-future", RELEASED)
+    (doubt,) = stamps.timestamp_doubts(folder, "from-the-future", RELEASED)
     assert "timestamp.txt itself was written at 2026-09-20 05:00:00 UTC, before it" in doubt.line()
 
 
 def test_a_stamp_before_the_release_is_doubted(tmp_path: Path) -> None:
     early = RELEASED - dt.timedelta(days=3)
     folder = _submit(tmp_path, "before-release", early, early, early)
-    (doubt,) = batch.timestamp_doubts(folder, "before-release", RELEASED)
+    (doubt,) = stamps.timestamp_doubts(folder, "before-release", RELEASED)
     assert "says 2026-08-29 12:00:00 UTC, but the assignment was released at 2026-09-01 12:00:00 UTC" in doubt.line()
 
 
@@ -73,7 +73,7 @@ def test_a_stamp_before_the_release_is_doubted(tmp_path: Path) -> None:
 def test_an_empty_or_unreadable_stamp_is_left_to_nbgrader(tmp_path: Path, text: str) -> None:
     folder = course.place_notebook(tmp_path, "odd", A, CORRECT).parent
     (folder / "timestamp.txt").write_text(text)
-    assert batch.timestamp_doubts(folder, "odd", RELEASED) == ()
+    assert stamps.timestamp_doubts(folder, "odd", RELEASED) == ()
 
 
 def test_the_batch_warns_per_suspicious_student_and_still_grades_as_nbgrader_does(tmp_path: Path) -> None:
@@ -151,10 +151,10 @@ def _commit_release(root: Path) -> None:
 def test_the_release_time_of_a_course_in_git_is_its_first_commit_not_the_files_times(tmp_path: Path) -> None:
     root = course.copy_course(tmp_path / "course")
     course.generate_releases(root, [A])
-    assert batch.release_commit_time(root, A) is None  # not a git repository: file times prove nothing
+    assert stamps.release_commit_time(root, A) is None  # not a git repository: file times prove nothing
     _commit_release(root)
     course.generate_releases(root, [A])  # released again: the files' times move, the first commit does not
-    assert batch.release_commit_time(root, A) == batch.release_time(root, A) == RELEASED
+    assert stamps.release_commit_time(root, A) == stamps.release_time(root, A) == RELEASED
 
 
 def test_without_git_only_a_time_after_the_grading_is_refused(tmp_path: Path) -> None:

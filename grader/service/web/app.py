@@ -23,7 +23,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, pages, similarity
+from . import auth, exchange_api, http, hub, lti, me, pages, similarity
 
 if TYPE_CHECKING:
     from ...engine.kernel import Zygote
@@ -274,6 +274,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote
         Route("/api/admin/regrade", regrade, methods=["POST"]),
         *exchange_api.routes,
         *pages.routes,
+        *me.routes,
         *hub.routes,
         *lti.routes,
         *similarity.routes,

@@ -99,9 +99,9 @@ async def sync_roster(request: Request) -> Response:
         synced = await run_in_threadpool(roster.sync, store.engine, config.db_url, issuer, course)
     except GraderError as error:
         page = pages._settings(request, notice="", error=f"The roster was not synced: {error}")
-        return pages._render(request, "settings.html", http.status_of(error), user=user, **page)
+        return pages.render(request, "settings.html", http.status_of(error), user=user, **page)
     notice = f"Synced the {synced.words()}."
-    return pages._render(request, "settings.html", user=user, **pages._settings(request, notice=notice, error=""))
+    return pages.render(request, "settings.html", user=user, **pages._settings(request, notice=notice, error=""))
 
 
 routes = [

@@ -1,4 +1,4 @@
-"""HTML edge: the dashboard for staff and the students' own page. Parse, call one function, render.
+"""HTML edge: the dashboard for staff (the students' own page: ``me``). Parse, call one function, render.
 
 Server-rendered (Jinja2 templates in ``templates/``, charts in ``charts``): no JavaScript is
 needed to use any page. Staff pages need a TA or admin session; a student sees only ``/me``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -22,14 +22,13 @@ from ...errors import GraderError, InfrastructureError, NotFound, StudentError
 from ...plugins import late_policy
 from ..config import ServiceConfig
 from ..dashboard import charts, regrade, stats
-from ..grading import feedback, intake
+from ..grading import feedback
 from ..lti import outbox
-from ..records import finished
 from ..records.models import Submission
 from ..records.store import Store
 from ..rules import deadlines
 from ..rules.counting import counting
-from . import downloads, http, hub, progress, sessions
+from . import downloads, http, hub, sessions
 
 # The validation report's body (grader validate) is shared with its standalone HTML: both template folders.
 templates = Jinja2Templates(directory=[str(Path(__file__).parent / "templates"), str(validation.TEMPLATES)])
@@ -42,7 +41,7 @@ templates.env.filters["counted"] = lambda n, word: f"{n} {word if n == 1 else wo
 GRADEBOOK_SORTS = ("student", "total")
 
 
-def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     user = context.pop("user", None)
     token = sessions.token(request)
     context.update(user=user, csrf=sessions.csrf_value(token) if token else "")
@@ -50,7 +49,7 @@ def _render(request: Request, name: str, status: int = 200, **context: Any) -> H
 
 
 async def login_form(request: Request) -> Response:
-    return _render(request, "login.html", next=sessions.safe_next(request.query_params.get("next")), error="")
+    return render(request, "login.html", next=sessions.safe_next(request.query_params.get("next")), error="")
 
 
 async def login(request: Request) -> Response:
@@ -64,7 +63,7 @@ async def login(request: Request) -> Response:
             error = "That token has expired. Ask your TA for a new one."
         else:
             error = "That token is not valid (or was revoked). Paste the whole token your TA gave you."
-        return _render(request, "login.html", status=401, next=target, error=error)
+        return render(request, "login.html", status=401, next=target, error=error)
     if target == "/":
         target = "/admin" if user.is_staff else "/me"
     response = RedirectResponse(target, status_code=303)
@@ -105,7 +104,7 @@ async def gradebook(request: Request) -> Response:
 
     students.sort(key=key, reverse=descending)
     lms = sorted(outbox.passback(request.app.state.store.engine).values(), key=lambda p: (p.student, p.assignment))
-    return _render(
+    return render(
         request,
         "gradebook.html",
         user=user,
@@ -128,7 +127,7 @@ async def assignment_page(request: Request) -> Response:
     arrivals = stats.over_time(report.received, report.info.due)
     names = [t.name for t in report.tests]
     rates = [round(100 * t.pass_rate) for t in report.tests]
-    return _render(
+    return render(
         request,
         "assignment.html",
         user=user,
@@ -149,21 +148,21 @@ async def validation_page(request: Request) -> Response:
         raise NotFound(f"no assignment {name!r}")
     found = await run_in_threadpool(validation.shown, config.course_root, name)
     report, changed = (found.report, found.changed) if found else (None, ())
-    return _render(request, "validation.html", user=user, assignment=name, r=report, changed=changed)
+    return render(request, "validation.html", user=user, assignment=name, r=report, changed=changed)
 
 
 async def student_page(request: Request) -> Response:
     user = sessions.staff(request)
     student = request.path_params["student"]
-    history = _history(request, student, staff=True)
-    if not history["attempts"] and student not in stats.course(request.app.state.config)[1]:
+    shown = history(request, student, staff=True)
+    if not shown["attempts"] and student not in stats.course(request.app.state.config)[1]:
         raise NotFound(f"no student {student!r}: not on the roster and no submissions")
     lms = sorted(outbox.passback(request.app.state.store.engine, student).values(), key=lambda p: p.assignment)
     failures = request.app.state.store.job_failures(student)  # the reasons staff see, the student does not
-    return _render(request, "student.html", user=user, passback=lms, failures=failures, **history)
+    return render(request, "student.html", user=user, passback=lms, failures=failures, **shown)
 
 
-def _history(request: Request, student: str, staff: bool) -> dict[str, Any]:
+def history(request: Request, student: str, staff: bool) -> dict[str, Any]:
     store: Store = request.app.state.store
     config: ServiceConfig = request.app.state.config
     assignments, _, extensions = stats.course(config)
@@ -194,100 +193,7 @@ async def queue_page(request: Request) -> Response:
     user = sessions.staff(request)
     report = stats.queue_report(request.app.state.store)
     workers = request.app.state.workers
-    return _render(request, "queue.html", user=user, report=report, health=workers.health())
-
-
-# The student's page may run one script, its own file from this site (no inline script, no other origin).
-ME_POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'"
-ME_SCRIPT = Path(__file__).parent / "static" / "me-status.js"
-
-
-def _me_page(request: Request, status: int = 200, **context: Any) -> HTMLResponse:
-    response = _render(request, "me.html", status, **context)
-    response.headers["Content-Security-Policy"] = ME_POLICY
-    return response
-
-
-def _own_submission(request: Request, user_id: str, raw: object) -> Submission | None:
-    """The user's own submission ``raw`` (an id), or None for anything else (another's, none, not a number)."""
-    text = str(raw)
-    found = request.app.state.store.submission(int(text)) if text.isdigit() and 0 < len(text) < 18 else None
-    return found if found is not None and found.student == user_id else None
-
-
-def _me_progress(request: Request, submission: Submission) -> progress.Progress:
-    store: Store = request.app.state.store
-    return progress.of(feedback.view(request.app.state.config, submission, store.results(submission.id), staff=False))
-
-
-async def me(request: Request) -> Response:
-    """The student's own page; ``?submitted=ID`` (after an upload) adds that submission's status, which the
-    page's script keeps up to date (without it, a reload does)."""
-    user = sessions.user(request)
-    context = _history(request, user.id, staff=False)
-    submission = _own_submission(request, user.id, request.query_params.get("submitted", ""))
-    shown = None if submission is None else await run_in_threadpool(_me_progress, request, submission)
-    warnings = request.query_params.getlist("warning") if shown else []
-    return _me_page(
-        request, user=user, progress=shown, reload_hint=progress.RELOAD_HINT, error="", warnings=warnings, **context
-    )
-
-
-async def me_status(request: Request) -> Response:
-    """One of the student's own submissions' status as JSON, with the page's sentence (``message``).
-
-    ``?wait=S`` (0 to 60) answers once it is graded or failed, or after S seconds: the page asks again and again.
-    """
-    user = sessions.user(request)
-    seconds = finished.parse_wait(request.query_params.get("wait"))
-    store: Store = request.app.state.store
-    submission = await run_in_threadpool(_own_submission, request, user.id, request.path_params["submission_id"])
-    if submission is None:
-        raise NotFound("no such submission of yours")
-    if seconds > 0 and submission.status not in finished.FINAL:
-        sid = submission.id
-
-        def status() -> str | None:
-            found = store.submission(sid)
-            return None if found is None else found.status
-
-        elsewhere = bool(request.app.state.config.broker_url)  # grader workers record grades in their processes
-        await store.finished.until_final(sid, status, seconds, elsewhere)
-        submission = await run_in_threadpool(store.submission, sid) or submission
-    shown = await run_in_threadpool(_me_progress, request, submission)
-    return JSONResponse(shown.as_json(), headers={"Cache-Control": "no-store"})
-
-
-async def me_script(request: Request) -> Response:
-    """The page's script (``static/me-status.js``): it updates the status of a submission just made."""
-    return Response(ME_SCRIPT.read_bytes(), media_type="text/javascript", headers={"Cache-Control": "no-cache"})
-
-
-async def me_submit(request: Request) -> Response:
-    """An upload from the page; on success, redirect (POST/redirect/GET: a reload does not submit again)."""
-    user = sessions.user(request)
-    config: ServiceConfig = request.app.state.config
-    try:
-        form = await request.form(max_files=1, max_fields=8, max_part_size=config.max_upload_bytes + 1)
-    except Exception as error:
-        raise StudentError(f"could not read the upload: {error}") from None
-    sessions.check_csrf(request, form.get("csrf"))
-    assignment, upload = form.get("assignment"), form.get("file")
-    try:
-        if not isinstance(assignment, str) or not assignment:
-            raise StudentError("choose the assignment you are submitting")
-        if upload is None or isinstance(upload, str) or not upload.filename:
-            raise StudentError("choose your notebook file (.ipynb) to upload")
-        data = await upload.read(config.max_upload_bytes + 1)
-        confirm = str(form.get("confirm_late", "")) == "true"
-        accepted = intake.accept(request.app.state.store, config, user.id, assignment, data, confirm)
-    except GraderError as error:
-        context = _history(request, user.id, staff=False)
-        status = http.status_of(error)
-        return _me_page(request, status, user=user, progress=None, error=str(error), warnings=[], **context)
-    request.app.state.workers.notify()
-    query = urlencode([("submitted", str(accepted.id))] + [("warning", w) for w in accepted.warnings])
-    return RedirectResponse(f"/me?{query}", status_code=303)
+    return render(request, "queue.html", user=user, report=report, health=workers.health())
 
 
 async def regrade_form(request: Request) -> Response:
@@ -295,7 +201,7 @@ async def regrade_form(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in course_assignments(request):
         raise NotFound(f"no assignment {name!r}")
-    return _render(request, "regrade.html", user=user, assignment=name, run=None, queued=None)
+    return render(request, "regrade.html", user=user, assignment=name, run=None, queued=None)
 
 
 async def regrade_post(request: Request) -> Response:
@@ -309,7 +215,7 @@ async def regrade_post(request: Request) -> Response:
     if form.get("action") == "apply":
         queued = regrade.apply(store, config, name)
         request.app.state.workers.notify()
-        return _render(request, "regrade.html", 202, user=user, assignment=name, run=None, queued=queued)
+        return render(request, "regrade.html", 202, user=user, assignment=name, run=None, queued=queued)
     # the dry run grades in the background; its page shows how far it has got (and reloads itself) until done
     ident = regrade.RUNS.start(store, config, name)
     return RedirectResponse(f"/admin/assignments/{quote(name)}/regrade/runs/{ident}", status_code=303)
@@ -326,7 +232,7 @@ async def regrade_run(request: Request) -> Response:
     """A dry run's page: its progress while it runs (the page reloads itself: no JavaScript), then the diff."""
     user = sessions.staff(request)
     progress = _dry_run(request)
-    return _render(
+    return render(
         request,
         "regrade.html",
         user=user,
@@ -345,7 +251,7 @@ async def regrade_status(request: Request) -> Response:
 
 async def settings_page(request: Request) -> Response:
     user = sessions.staff(request)
-    return _render(request, "settings.html", user=user, **_settings(request, notice="", error=""))
+    return render(request, "settings.html", user=user, **_settings(request, notice="", error=""))
 
 
 def _settings(request: Request, notice: str, error: str) -> dict[str, Any]:
@@ -402,8 +308,8 @@ async def settings_post(request: Request) -> Response:
             raise StudentError("unknown settings action")
     except GraderError as error:
         context = _settings(request, notice="", error=str(error))
-        return _render(request, "settings.html", http.status_of(error), user=user, **context)
-    return _render(request, "settings.html", user=user, **_settings(request, notice=notice, error=""))
+        return render(request, "settings.html", http.status_of(error), user=user, **context)
+    return render(request, "settings.html", user=user, **_settings(request, notice=notice, error=""))
 
 
 def course_assignments(request: Request) -> list[str]:
@@ -420,7 +326,7 @@ async def error_page(request: Request, error: Exception) -> Response:
     user = None
     if sessions.token(request) and not isinstance(error, InfrastructureError):
         user = request.app.state.store.user_for_token(sessions.token(request))
-    return _render(request, "error.html", status=status, user=user, message=str(error), status_code=status)
+    return render(request, "error.html", status=status, user=user, message=str(error), status_code=status)
 
 
 routes = [
@@ -442,8 +348,4 @@ routes = [
     Route("/admin/settings", settings_page, methods=["GET"], include_in_schema=False),
     Route("/admin/settings", settings_post, methods=["POST"], include_in_schema=False),
     *downloads.routes,
-    Route("/me", me, methods=["GET"], include_in_schema=False),
-    Route("/me", me_submit, methods=["POST"], include_in_schema=False),
-    Route("/me/status.js", me_script, methods=["GET"], include_in_schema=False),
-    Route("/me/submissions/{submission_id}/status", me_status, methods=["GET"], include_in_schema=False),
 ]

@@ -40,14 +40,14 @@ async def similarity_page(request: Request) -> Response:
     try:
         threshold = _threshold(request)
     except StudentError as error:
-        return pages._render(request, "similarity.html", http.status_of(error), r=None, error=str(error), **context)
+        return pages.render(request, "similarity.html", http.status_of(error), r=None, error=str(error), **context)
     context["threshold"] = threshold
     app = request.app.state
     try:
         found = await run_in_threadpool(similarity.build, app.store, app.config, name, threshold)
     except SimilarityError as error:
-        return pages._render(request, "similarity.html", r=None, error=str(error), **context)
-    return pages._render(request, "similarity.html", r=found, error="", **context)
+        return pages.render(request, "similarity.html", r=None, error=str(error), **context)
+    return pages.render(request, "similarity.html", r=found, error="", **context)
 
 
 async def similarity_csv(request: Request) -> Response:
@@ -77,7 +77,7 @@ async def pair_page(request: Request) -> Response:
         raise NotFound(str(error)) from error
     found = await run_in_threadpool(similarity.build, app.store, app.config, name, compare.FLOOR)
     scored = next((p for p in found.pairs if {p.a, p.b} == {a, b}), None)
-    return pages._render(
+    return pages.render(
         request, "similarity_pair.html", user=user, assignment=name, a=a, b=b, cells=cells, pair=scored
     )
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from grader.service.web.pages import ME_SCRIPT
+from grader.service.web.me import ME_SCRIPT
 from grader.service.web.sessions import COOKIE
 
 from ..conftest import A, Server, fixture_bytes, submit
