@@ -77,9 +77,7 @@ async def pair_page(request: Request) -> Response:
         raise NotFound(str(error)) from error
     found = await run_in_threadpool(similarity.build, app.store, app.config, name, compare.FLOOR)
     scored = next((p for p in found.pairs if {p.a, p.b} == {a, b}), None)
-    return pages.render(
-        request, "similarity_pair.html", user=user, assignment=name, a=a, b=b, cells=cells, pair=scored
-    )
+    return pages.render(request, "similarity_pair.html", user=user, assignment=name, a=a, b=b, cells=cells, pair=scored)
 
 
 routes = [
