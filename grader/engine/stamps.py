@@ -91,34 +91,50 @@ def untrusted_time(folder: Path, student: str, released: dt.datetime | None) -> 
 
 
 def _stamped(stamp: Path) -> dt.datetime | None:
-    from nbgrader.utils import parse_utc
-
     try:
         text = stamp.read_text(errors="replace").strip()
     except OSError:
         return None
+    return parse_stamp(text)
+
+
+def parse_stamp(text: str) -> dt.datetime | None:
+    """``timestamp.txt``'s time as nbgrader reads it (``nbgrader.utils.parse_utc``'s rules: dateutil, a third word
+    the zone), naive UTC; None when empty or unreadable. Without importing nbgrader: ``grader autograde`` reads
+    the stamps before its zygote is launched, and nbgrader's import would delay that launch."""
+    import dateutil.parser  # type: ignore[import-untyped]  # nbgrader's own dependency
+    import dateutil.tz  # type: ignore[import-untyped]
+
+    if not text:
+        return None
     try:
-        stamped: dt.datetime | None = parse_utc(text) if text else None
+        parts = text.split(" ")
+        if len(parts) == 3:
+            zone: object = parts[2]
+            try:
+                zone = int(parts[2])
+            except ValueError:
+                zone = dateutil.tz.gettz(parts[2])
+            stamped = dateutil.parser.parse(" ".join([*parts[:2], "TZ"]), tzinfos={"TZ": zone})
+        else:
+            stamped = dateutil.parser.parse(text)
+        offset = stamped.utcoffset()
     except (ValueError, OverflowError, TypeError):
-        stamped = None
-    return stamped
+        return None
+    moment: dt.datetime = (stamped - offset).replace(tzinfo=None) if offset is not None else stamped
+    return moment
 
 
 def timestamp_doubts(folder: Path, student: str, released: dt.datetime | None) -> tuple[TimeDoubt, ...]:
     """What contradicts the submission ``folder``'s ``timestamp.txt``: files modified after the time it
     gives, a time after the stamp file itself was written, or a time before the release."""
-    from nbgrader.utils import parse_utc
-
     stamp = folder / "timestamp.txt"
     try:
         text = stamp.read_text(errors="replace").strip()
         written = _naive_utc(stamp.stat().st_mtime)
     except OSError:
         return ()
-    try:
-        stamped: dt.datetime | None = parse_utc(text) if text else None
-    except (ValueError, OverflowError, TypeError):
-        stamped = None
+    stamped = parse_stamp(text)
     if stamped is None:
         return ()  # nbgrader says so itself: an empty stamp is ignored, an unreadable one fails the grading
     files = [p for p in folder.iterdir() if p.is_file() and not p.is_symlink()]

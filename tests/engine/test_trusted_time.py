@@ -165,3 +165,26 @@ def test_without_git_only_a_time_after_the_grading_is_refused(tmp_path: Path) ->
     _submit(root, "earlier", STAMPED, STAMPED, STAMPED)
     result = batch.run(root, A, jobs=1, out=io.StringIO(), borrow=False)
     assert result.ok and not result.untrusted, result.summary()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-09-20 10:00:00.123456 UTC",
+        "2026-09-20 12:00:00 +0200",
+        "2026-09-20 10:00:00 America/New_York",
+        "2026-09-20T10:00:00Z",
+        "2026-09-20 10:00:00",
+        "2000-01-01 00:00:00 UTC",
+    ],
+)
+def test_a_stamp_is_read_as_nbgrader_reads_it(text: str) -> None:
+    """``stamps.parse_stamp`` reads ``timestamp.txt`` without importing nbgrader (the batch reads the stamps before
+    its zygote is launched); it must give nbgrader's time for every form nbgrader takes."""
+    from nbgrader.utils import parse_utc
+
+    assert stamps.parse_stamp(text) == parse_utc(text)
+
+
+def test_an_unreadable_stamp_is_none() -> None:
+    assert stamps.parse_stamp("not a time at all") is None and stamps.parse_stamp("") is None

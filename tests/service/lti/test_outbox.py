@@ -172,9 +172,9 @@ def test_an_unexpected_error_fails_the_score_visibly_not_blocking_the_queue(stor
 
 
 def test_reconcile_queues_scores_changed_without_a_recorded_grade(store: Store, tmp_path: Path) -> None:
-    """A regrade that fails for good (another attempt counts now) and a change of the counting rule change the
-    counting final score without a recorded grade: ``reconcile`` queues it, and leaves a student whose attempt
-    is being graded alone."""
+    """A change of the counting rule changes the counting final score without a recorded grade: ``reconcile`` queues
+    it, and leaves a student whose attempt is being graded alone. A regrade that fails for good changes nothing: the
+    attempt keeps its recorded grade and still counts (issue 52: a fault of ours is never a score)."""
     latest = config(tmp_path, store)
     graded(store, tmp_path, "fay", 8.0)
     second = graded(store, tmp_path, "fay", 3.0)
@@ -189,9 +189,10 @@ def test_reconcile_queues_scores_changed_without_a_recorded_grade(store: Store, 
     job = leases.claim(store, None, "test", None, 3)
     assert job is not None and job.submission_id == second
     store.fail_job(job, "the grader could not grade this submission", retry=False)  # ... fails for good
-    assert outbox.reconcile(store, latest) == 1
-    assert outbox.passback(store.engine, "fay")[("fay", A)].score_given == 8.0
+    kept = store.submission(second)
+    assert kept is not None and (kept.status, kept.score) == ("graded", 3.0)  # its recorded grade, still counting
     assert outbox.reconcile(store, latest) == 0
+    assert outbox.passback(store.engine, "fay")[("fay", A)].score_given == 3.0
     assert statuses(store, "gus") == []
 
 
