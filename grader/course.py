@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +55,38 @@ def locate(explicit: str | Path | None = None, cwd: Path | None = None) -> tuple
     return REPO_ROOT, "the installed course"
 
 
+_reading = threading.Lock()  # $GRADER_COURSE_ROOT is the process's: one reading at a time sets it
+
+
 def read_config(root: Path) -> Any:
-    """The course's ``nbgrader_config.py`` as traitlets loads it (a ``Config``); the one reader of it
-    for the engine's limits and the service's settings (``grader.service.config.load`` validates)."""
+    """The course's ``nbgrader_config.py`` as traitlets loads it (a ``Config``, the caller's to change): the one
+    reader of it, for the engine's nbgrader configuration and limits, the service's settings (``grader.service.
+    config.load`` validates them), the variant secret and the late policy. The file is read as the course at
+    ``root``'s own (``$GRADER_COURSE_ROOT`` is ``root`` while it runs), so that a scratch copy of the course (a
+    regrade's dry run) reads its own folders, not those of the course the process serves."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    with _reading:
+        previous = os.environ.get("GRADER_COURSE_ROOT")
+        os.environ["GRADER_COURSE_ROOT"] = str(root)
+        try:
+            return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+        finally:
+            if previous is None:
+                os.environ.pop("GRADER_COURSE_ROOT", None)
+            else:
+                os.environ["GRADER_COURSE_ROOT"] = previous
+
+
+def config_digest(root: Path) -> str:
+    """The digest of the course's ``nbgrader_config.py`` as it is now ("" when there is none): a serve lends its
+    engine (``engine.lend``) only to a command that sees the file it read."""
+    import hashlib
+
+    try:
+        return hashlib.sha256((Path(root) / "nbgrader_config.py").read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def release_directory(root: Path, loaded: Any = None) -> Path:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import grader
 
 PACKAGE = Path(grader.__file__).parent
@@ -71,3 +73,73 @@ def test_the_stage_packages_import_only_along_the_data_flow() -> None:
             if backwards:
                 wrong[str(path.relative_to(PACKAGE))] = sorted(backwards)
     assert wrong == {}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        found[name] = path
+    return found
+
+
+def import_circles() -> list[list[str]]:
+    """Every group of grader's modules that import each other in a circle, lazily or not (a module's import of its
+    own package apart): strongly connected components of the import graph, by Tarjan's algorithm."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in _imports(path):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(imported + "."):
+                targets.add(imported)
+        graph[name] = targets
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_module_of_grader_imports_itself_through_a_circle() -> None:
+    """Issue 53: engine.py and lend.py, inprocess.py and jobsession.py, authoring's validate.py and verdicts.py,
+    the service's config.py and hooks.py imported each other."""
+    assert import_circles() == []
+
+
+def test_the_circle_finder_finds_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "grader"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("def f():\n    from .a import x\n")
+    (package / "c.py").write_text("from . import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    assert import_circles() == [["grader.a", "grader.b"]]

@@ -28,19 +28,8 @@ from . import equivalence, grading, probes, provenance, verdicts
 from .edits import grade_id
 from .fixtures import Assignment, Fixture, build, fill, load, read_notebook
 from .mutants import Mutant, Unparsable, derive
+from .students import PROBE_ANYTHING, PROBE_RELEASE, SOLUTION, fixture_student, mutant_student
 from .verdicts import Report
-
-SOLUTION = "instructor-solution"
-PROBE_RELEASE = "probe-release"
-PROBE_ANYTHING = "probe-anything"
-
-
-def fixture_student(name: str) -> str:
-    return f"fixture-{name}"
-
-
-def mutant_student(mutant: Mutant) -> str:
-    return f"mutant-{mutant.id}"
 
 
 @dataclass

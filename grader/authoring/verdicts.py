@@ -28,6 +28,7 @@ from .fixtures import Assignment, Fixture
 from .grading import CellResult, Results, first_line
 from .mutants import Mutant, Unparsable
 from .provenance import Source
+from .students import PROBE_ANYTHING, PROBE_RELEASE, SOLUTION, fixture_student, mutant_student
 
 CODE = re.compile(r"\[([a-z0-9]+(?:-[a-z0-9]+)+)\]")
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
@@ -183,8 +184,6 @@ def judge(
     when: str,
     release: NotebookNode | None,
 ) -> Report:
-    from .validate import PROBE_ANYTHING, PROBE_RELEASE, SOLUTION, fixture_student, mutant_student
-
     fixtures, mutants = list(fixtures), list(mutants)
     tests = assignment.test_cells()
     solutions = assignment.solutions()

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
 
 from .. import course
 from ..errors import ConfigurationError
@@ -93,19 +92,13 @@ def load_config(
     notebook_timeout_s: float = 0.0,
     memory_limit_bytes: int = 0,
     resident_limit_bytes: int = 0,
+    loaded: Config | None = None,
 ) -> Config:
-    """The course's ``nbgrader_config.py`` with its Execute step replaced by ``ForkExecute``, followed by
-    ``grader.plugins.output_limit.KeepStderr`` (truncating output never changes a verdict)."""
+    """The course's ``nbgrader_config.py`` (``loaded``: as ``course.read_config`` just read it, which this changes)
+    with its Execute step replaced by ``ForkExecute``, followed by ``grader.plugins.output_limit.KeepStderr``
+    (truncating output never changes a verdict)."""
     inprocess.apply()
-    previous = os.environ.get("GRADER_COURSE_ROOT")
-    os.environ["GRADER_COURSE_ROOT"] = str(root)
-    try:
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    finally:
-        if previous is None:
-            os.environ.pop("GRADER_COURSE_ROOT", None)
-        else:
-            os.environ["GRADER_COURSE_ROOT"] = previous
+    config: Config = course.read_config(root) if loaded is None else loaded
     names.check(config)  # a plug-in that does not import fails the start, not each grading
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.db_url = course.gradebook_url(root, db_url)

@@ -227,7 +227,7 @@ def _on_serve(
         force,
         str(root.resolve()),
         gradebook,
-        lend.config_digest(root),
+        course.config_digest(root),
         Limits.of(root),
     )
     try:

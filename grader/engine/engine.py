@@ -9,12 +9,12 @@ from types import TracebackType
 
 from traitlets.config import Config
 
+from .. import course
 from ..errors import ConfigurationError
 from ..variants import marked
 from . import sandbox
 from .autograde import Outcome, grade_one, load_config, warm_up
 from .kernel import Zygote
-from .lend import config_digest
 from .limits import Limits
 
 log = logging.getLogger("grader.engine")
@@ -37,16 +37,19 @@ class Engine:
         self.root = Path(root)
         self.zygote = Zygote(self.root) if zygote is None else zygote
         self.db_url = db_url
-        self.limits = Limits.of(self.root) if limits is None else limits
-        marked.require_secret(self.root)  # a course with per-student variants cannot grade without its secret
         self.config_digest = ""  # ``nbgrader_config.py``'s when ``config`` was read from it (``lend``)
-        self.config = self._load()
+        # read before the configuration: a file changed meanwhile differs from the digest (``lend``), never the reverse
+        self.config_digest = course.config_digest(self.root)
+        loaded = course.read_config(self.root)  # read once for the limits, the secret and nbgrader's configuration
+        self.limits = Limits.of(self.root, loaded) if limits is None else limits
+        marked.require_secret(self.root, loaded)  # a course with per-student variants cannot grade without its secret
+        self.config = self._load(loaded)
         self._started = threading.Event()
 
-    def _load(self) -> Config:
+    def _load(self, loaded: Config | None = None) -> Config:
         limits = self.limits
-        # read before the configuration: a file changed meanwhile differs from the digest (``lend``), never the reverse
-        self.config_digest = config_digest(self.root)
+        if loaded is None:
+            self.config_digest = course.config_digest(self.root)
         return load_config(
             self.root,
             self.db_url,
@@ -54,6 +57,7 @@ class Engine:
             limits.notebook_timeout_s,
             limits.memory_limit_bytes,
             limits.resident_limit_bytes,
+            loaded,
         )
 
     def reload_config(self) -> None:

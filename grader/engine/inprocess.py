@@ -46,7 +46,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from . import jobsession
+from . import shared_session  # the job's one session, which ``jobsession.bound`` opens
 
 _applied = False
 _lock = threading.Lock()
@@ -152,7 +152,7 @@ def _fast_gradebook() -> None:
                 ping = not db_url.startswith("sqlite")
                 engine = engines[db_url] = create_engine(db_url, echo=False, future=True, pool_pre_ping=ping)
         self.engine = engine
-        shared = jobsession.current()
+        shared = shared_session.current()
         if shared is not None and shared[0] == make_url(db_url):
             self.db = shared[1]
         else:
@@ -175,7 +175,7 @@ def _fast_gradebook() -> None:
         self.authenticator = authenticator
 
     def close(self: Any) -> None:
-        shared = jobsession.current()
+        shared = shared_session.current()
         if shared is None or self.db is not shared[1]:  # a bound session outlives its gradebooks (``bound``)
             self.db.remove()  # the engine stays: it is the process's connection pool for this URL
 
@@ -185,18 +185,18 @@ def _fast_gradebook() -> None:
     original_find_submission = api.Gradebook.find_submission
 
     def find_notebook(self: Any, name: str, assignment: str) -> Any:
-        return jobsession.by_key(self, api.Notebook, original_find_notebook, name, assignment)
+        return shared_session.by_key(self, api.Notebook, original_find_notebook, name, assignment)
 
     def find_assignment(self: Any, name: str) -> Any:
-        return jobsession.by_key(self, api.Assignment, original_find_assignment, name)
+        return shared_session.by_key(self, api.Assignment, original_find_assignment, name)
 
     def find_student(self: Any, student_id: str) -> Any:
-        return jobsession.by_key(self, api.Student, original_find_student, student_id)
+        return shared_session.by_key(self, api.Student, original_find_student, student_id)
 
     def find_submission(self: Any, assignment: str, student: str) -> Any:
-        if jobsession.absent(self, api.SubmittedAssignment, assignment, student):
+        if shared_session.absent(self, api.SubmittedAssignment, assignment, student):
             raise api.MissingEntry(f"No such submission: {assignment} for {student}")  # nbgrader's words
-        return jobsession.by_key(self, api.SubmittedAssignment, original_find_submission, assignment, student)
+        return shared_session.by_key(self, api.SubmittedAssignment, original_find_submission, assignment, student)
 
     __init__.__doc__ = original_init.__doc__
     find_notebook.__doc__ = original_find_notebook.__doc__
@@ -292,7 +292,7 @@ def add_submission(self: Any, assignment: str, student: str, **kwargs: Any) -> A
         }
         _insert(db, [insert(model.__table__).values(values) for model, values in rows.items() if values])
         db.commit()
-        added = jobsession.added_submission(db, rows[api.SubmittedAssignment][0])
+        added = shared_session.added_submission(db, rows[api.SubmittedAssignment][0])
     except (IntegrityError, FlushError, StatementError) as e:
         api.app_log.exception("Rolling back session due to database error %s", e)
         db.rollback()

@@ -20,22 +20,17 @@ that there is none yet), which answers nbgrader's ``find_student`` and first ``f
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 from collections.abc import Iterator
 from typing import Any
 
-# (the connection's URL, the session, {(model, *names): (its object, its id)}) while ``bound`` runs
-_bound: contextvars.ContextVar[Any] = contextvars.ContextVar("grader_gradebook_session", default=None)
+from .shared_session import ABSENT, _bound, absent, added_submission, by_key, current
+
+__all__ = ["absent", "added_submission", "bound", "by_key", "current", "kept", "notebooks_of"]
+
 # nbgrader's models whose rows grading only reads: the instructor's, and the student's own row (a job makes sure it
 # exists, ``students.insert``; nbgrader's ``update_or_create_student`` without attributes writes nothing)
 READ_ONLY = ("Course", "Assignment", "Notebook", "BaseCell", "SourceCell", "Student")
-ABSENT = ("absent", None)  # held for a row ``notebooks_of`` found missing (``absent``)
-
-
-def current() -> Any:
-    """``(URL, session, held objects)`` inside ``bound`` (this thread), else ``None``."""
-    return _bound.get()
 
 
 @contextlib.contextmanager
@@ -144,58 +139,3 @@ def notebooks_of(assignment: str, student: str | None = None) -> list[str]:
         key = (api.SubmittedAssignment, assignment, student)
         held[key] = ABSENT if submission is None else (submission, submission.id)
     return [notebook.name for notebook in found.notebooks]
-
-
-def added_submission(db: Any, values: dict[str, Any]) -> Any | None:
-    """Inside ``bound`` (``db`` is its session): the submitted assignment just inserted with ``values`` (its
-    columns as written, the others their defaults), as the session's object without reading it back
-    (``make_transient_to_detached``); its assignment and student are the session's own objects (``kept``), and
-    what it computes from other rows is read when asked for.  ``None`` outside ``bound``: the caller reads it."""
-    from nbgrader import api
-    from sqlalchemy.orm import make_transient_to_detached
-
-    shared = _bound.get()
-    if shared is None or db is not shared[1]:
-        return None
-    columns = dict(values)
-    for column in api.SubmittedAssignment.__table__.columns:  # what the INSERT left to the columns' defaults
-        if column.key not in columns and column.server_default is None:
-            if column.default is None:
-                columns[column.key] = None
-            elif column.default.is_scalar:
-                columns[column.key] = column.default.arg
-    submission = api.SubmittedAssignment(**columns)
-    make_transient_to_detached(submission)
-    db.add(submission)
-    return submission
-
-
-def absent(gradebook: Any, model: Any, *names: str) -> bool:
-    """Inside ``bound``, asked once: whether ``notebooks_of`` found no row of ``model`` for ``names`` (the student's
-    submission of the assignment), so that nbgrader's first ``find_submission`` raises its ``MissingEntry``
-    without a statement.  Once asked, the note is gone: the row may be added next (``add_submission``), and a
-    later lookup asks the database."""
-    shared = _bound.get()
-    if shared is None or gradebook.db is not shared[1]:
-        return False
-    key = (model, *names)
-    if shared[2].get(key) is not ABSENT:
-        return False
-    del shared[2][key]
-    return True
-
-
-def by_key(gradebook: Any, model: Any, original: Any, *names: str) -> Any:
-    """nbgrader's ``find_assignment`` or ``find_notebook`` (``original``) of ``names``; inside ``bound``, asked again,
-    the session's own object found by its key (``Session.get``), which is the object nbgrader's query returns too:
-    no statement, since the bound session's commits leave the instructor's rows loaded (``kept``)."""
-    shared = _bound.get()
-    if shared is None or gradebook.db is not shared[1]:
-        return original(gradebook, *names)
-    known = shared[2].get((model, *names))
-    found = gradebook.db.get(model, known[1]) if known is not None and known is not ABSENT else None
-    if found is None:  # the first time (or the row is gone): nbgrader's query, and its MissingEntry
-        found = original(gradebook, *names)
-        # held here: the session's identity map holds its objects only while someone else does
-        shared[2][(model, *names)] = (found, found.id)
-    return found

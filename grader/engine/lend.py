@@ -62,14 +62,6 @@ def address(root: Path, gradebook: str) -> bytes:
     return b"\0grader-engine-" + hashlib.sha256(key).hexdigest()[:32].encode()
 
 
-def config_digest(root: Path) -> str:
-    """The digest of the course's ``nbgrader_config.py`` as it is now ("" when there is none)."""
-    try:
-        return hashlib.sha256((Path(root) / "nbgrader_config.py").read_bytes()).hexdigest()
-    except OSError:
-        return ""
-
-
 def peer(sock: socket.socket) -> tuple[int, int]:
     """(pid, uid) of the process at the other end of a connected Unix socket."""
     pid, uid, _ = _CREDENTIALS.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size))

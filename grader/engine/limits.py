@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import course
 
@@ -23,7 +24,8 @@ class Limits:
     """Resident memory, read while a cell runs: the kernel is stopped past it."""
 
     @classmethod
-    def of(cls, root: Path) -> Limits:
-        """The course's limits, from its ``nbgrader_config.py`` (``c.GraderService.*``)."""
-        section = course.read_config(root).get("GraderService", {})
+    def of(cls, root: Path, loaded: Any = None) -> Limits:
+        """The course's limits, from its ``nbgrader_config.py`` (``c.GraderService.*``; ``loaded``: that file,
+        already read by ``course.read_config``)."""
+        section = (course.read_config(root) if loaded is None else loaded).get("GraderService", {})
         return cls(**{k: section[k] for k in cls.__dataclass_fields__ if k in section})

@@ -88,9 +88,9 @@ def validate(values: dict[str, object]) -> dict[str, float | str]:
 
 def current(root: Path) -> dict[str, float | str]:
     """The policy stock nbgrader and the engine apply: ``nbgrader_config.py`` with its override file."""
-    from traitlets.config.loader import PyFileConfigLoader
+    from .. import course
 
-    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    loaded = course.read_config(root)
     plugin = PercentPerDay(config=loaded)
     return {name: getattr(plugin, name) for name in FIELDS}
 
@@ -109,9 +109,9 @@ def penalty_words(root: Path, seconds_late: float) -> str:
     """What a submission ``seconds_late`` past its due date will lose, for the question asked before it is
     sent ("cost a late penalty of 20% of its score (10% per started day)"); the course's own plugin
     decides, so a course with another plugin gets the general words."""
-    from traitlets.config.loader import PyFileConfigLoader
+    from .. import course
 
-    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    loaded = course.read_config(root)
     configured = str(loaded.AssignLatePenalties.get("plugin_class", ""))
     if configured not in (f"{__name__}.PercentPerDay", "PercentPerDay"):
         return "may cost a late penalty"

@@ -17,13 +17,18 @@ the pipeline.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from ..errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from .config import ServiceConfig
+
+class Named(Protocol):
+    """What the hooks read of the configuration (``ServiceConfig``, which checks them as it loads)."""
+
+    @property
+    def after_record(self) -> Sequence[str]: ...
+
 
 BUILT_IN = {
     "canvas-csv": "grader.service.dashboard.export:keep_canvas_csv",
@@ -51,6 +56,6 @@ def resolve(name: str) -> Callable[..., Any]:
     return hook  # type: ignore[no-any-return]
 
 
-def after_record(config: ServiceConfig) -> tuple[Callable[..., Any], ...]:
+def after_record(config: Named) -> tuple[Callable[..., Any], ...]:
     """The hooks ``config`` names, in its order."""
     return tuple(resolve(name) for name in config.after_record)

@@ -49,9 +49,9 @@ def course_from(course_root: Path) -> str:
     path = course_root / "nbgrader_config.py"
     if not path.is_file():
         return ""
-    from traitlets.config.loader import PyFileConfigLoader
+    from ... import course
 
-    loaded = PyFileConfigLoader(path.name, str(course_root)).load_config()
+    loaded = course.read_config(course_root)
     value = loaded.get("CourseDirectory", {}).get("course_id", "")
     return value if isinstance(value, str) else ""
 
