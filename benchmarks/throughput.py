@@ -217,7 +217,7 @@ def engine_warm(root: Path, assignment: str, jobs: int) -> tuple[float, float, s
 
 
 def _warm_child(root: Path, assignment: str, jobs: int) -> dict[str, float]:
-    from grader.engine.autograde import grade_many
+    from grader.engine.bookkeeping.autograde import grade_many
     from grader.engine.engine import Engine
 
     group = CpuGroup.inherited()
@@ -254,8 +254,8 @@ def _limit_child(root: Path, assignment: str, jobs: int, cell_timeout: int) -> d
     import nbformat
     from nbgrader import utils
 
-    from grader.engine import kernel as kernels
     from grader.engine.engine import Engine
+    from grader.engine.kernels import kernel as kernels
     from grader.plugins.isolation import kernel_environment
 
     notebooks = []
@@ -350,7 +350,7 @@ def serving(root: Path, group: CpuGroup | None = None) -> Iterator[tuple[subproc
 
 def borrowed_batch(root: Path, assignment: str, jobs: int) -> Run:
     """``grader autograde`` while ``grader serve`` runs for the course: the command grades on the serve's warm
-    engine (``grader.engine.lend``). The serve's start-up is not counted (it was running already); CPU is the
+    engine (``grader.engine.doors.lend``). The serve's start-up is not counted (it was running already); CPU is the
     command's process tree and the serve's, each from a cgroup of its own, over the command's run."""
     group = CpuGroup("serve")
     with serving(root, group):

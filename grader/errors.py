@@ -91,8 +91,8 @@ class DatabaseUnavailable(InfrastructureError):
 
 
 class GradingFault(GraderError):
-    """A step outside the student's own cells raised while grading (``grader.engine.faults``): not the student's
-    doing and not worth a retry; the job fails with this reason, and no score is recorded or changed."""
+    """A step outside the student's own cells raised while grading (``grader.engine.bookkeeping.faults``): not the
+    student's doing and not worth a retry; the job fails with this reason, and no score is recorded or changed."""
 
 
 class LmsError(InfrastructureError):

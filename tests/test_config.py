@@ -69,7 +69,7 @@ def test_the_service_reads_nbgrader_s_release_directory(tmp_path) -> None:  # ty
 
 def test_the_exchange_and_the_zygote_serve_the_configured_release_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``"release"`` was hard-coded in the exchange API and the zygote (issue 16)."""
-    from grader.engine.zygote import course_cells
+    from grader.engine.forking.zygote import course_cells
     from grader.service import config as service_config
     from grader.service.web import exchange_api
 

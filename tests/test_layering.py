@@ -75,6 +75,73 @@ def test_the_stage_packages_import_only_along_the_data_flow() -> None:
     assert wrong == {}
 
 
+# The engine's parts (grader/engine/__init__.py has the map) and which others each may import: the trust boundary.
+# Code in `inside` runs beside the student's code in a forked kernel, so it reaches nothing of the grader's side;
+# the zygote (`forking`) never the parent's bookkeeping; no part imports a door, and no door another.
+ENGINE_MAY_IMPORT = {
+    "inside": set(),
+    "forking": {"inside", "protocol", "limits"},
+    "kernels": {"inside", "forking", "protocol", "limits"},
+    "bookkeeping": {"inside", "kernels", "protocol", "limits"},
+    "protocol": set(),
+    "limits": set(),
+    "engine": {"inside", "kernels", "bookkeeping", "protocol", "limits"},
+    "loans": {"bookkeeping", "protocol", "limits"},
+    "doors": {"engine", "loans", "kernels", "bookkeeping", "protocol", "limits"},
+}
+DOORS = {"batch", "lend"}
+
+
+def _engine_part(module: str) -> str:
+    return module.split(".")[2]
+
+
+def engine_wrong_imports() -> dict[str, list[str]]:
+    """Each engine module's imports of another engine part that ``ENGINE_MAY_IMPORT`` does not allow, and each
+    door's import of another door."""
+    engine = PACKAGE / "engine"
+    wrong = {}
+    for path in engine.rglob("*.py"):
+        if path.parent == engine and path.name == "__init__.py":
+            continue
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        part = _engine_part(module)
+        used = {m for m in _imports(path) if m.startswith("grader.engine.")}
+        bad = {m for m in used if _engine_part(m) not in ENGINE_MAY_IMPORT[part] | {part}}
+        if part == "doors":
+            bad |= {m for m in used if m.startswith("grader.engine.doors.") and m.split(".")[3] != path.stem}
+        if bad:
+            wrong[str(path.relative_to(PACKAGE))] = sorted(bad)
+    return wrong
+
+
+def test_the_engine_tree_is_its_map_and_its_parts_import_only_across_the_allowed_lines() -> None:
+    engine = PACKAGE / "engine"
+    parts = {p.stem for p in engine.iterdir() if p.suffix == ".py" and p.stem != "__init__"}
+    parts |= {p.name for p in engine.iterdir() if (p / "__init__.py").exists()}
+    assert parts == set(ENGINE_MAY_IMPORT)
+    assert {p.stem for p in (engine / "doors").glob("*.py")} - {"__init__"} == DOORS
+    assert engine_wrong_imports() == {}
+
+
+def test_the_engine_rules_catch_a_kernel_module_reaching_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = _imports
+
+    def with_a_leak(path: Path) -> set[str]:
+        found = real(path)
+        if path.name == "shell.py":
+            found.add("grader.engine.bookkeeping.autograde")
+        if path.name == "batch.py":
+            found.add("grader.engine.doors.lend.Lender")
+        return found
+
+    monkeypatch.setattr(sys.modules[__name__], "_imports", with_a_leak)
+    assert engine_wrong_imports() == {
+        "engine/inside/shell.py": ["grader.engine.bookkeeping.autograde"],
+        "engine/doors/batch.py": ["grader.engine.doors.lend.Lender"],
+    }
+
+
 def _modules() -> dict[str, Path]:
     found = {}
     for path in PACKAGE.rglob("*.py"):

@@ -98,7 +98,7 @@ def place(root: Path, assignment: str, notebooks: Mapping[str, NotebookNode]) ->
 
 def grade(root: Path, assignment: str, notebooks: Mapping[str, NotebookNode], jobs: int | None, out: TextIO) -> Results:
     """Grade ``notebooks`` (student id -> notebook) with the engine, with a progress line on ``out``."""
-    from ..engine import batch
+    from ..engine.doors import batch
 
     place(root, assignment, notebooks)
     batch.run(root, assignment, sorted(notebooks), jobs=jobs, out=out)

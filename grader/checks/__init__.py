@@ -34,9 +34,6 @@ from .manual import assert_manual
 from .misconceptions import Misconception
 from .modules import (
     assert_module,
-    assert_module_follows_device,
-    assert_module_follows_dtype,
-    assert_module_keeps_device,
     assert_module_state,
     assert_registered,
     assert_same_parameters,
@@ -46,6 +43,7 @@ from .modules import (
     module_hint,
     plain_tensors,
 )
+from .placement import assert_module_follows_device, assert_module_follows_dtype, assert_module_keeps_device
 from .tensors import (
     assert_close,
     assert_device,

@@ -15,7 +15,7 @@ from ..errors import GraderError
 def autograde(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..engine import batch
+    from ..engine.doors import batch
 
     try:
         root = course.locate()[0]

@@ -12,9 +12,9 @@ from traitlets.config import Config
 from .. import course
 from ..errors import ConfigurationError
 from ..variants import marked
-from . import sandbox
-from .autograde import Outcome, grade_one, load_config, warm_up
-from .kernel import Zygote
+from .bookkeeping.autograde import Outcome, grade_one, load_config, warm_up
+from .inside import sandbox
+from .kernels.kernel import Zygote
 from .limits import Limits
 
 log = logging.getLogger("grader.engine")

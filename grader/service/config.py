@@ -13,7 +13,7 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..engine.engine import Engine
-    from ..engine.kernel import Zygote
+    from ..engine.kernels.kernel import Zygote
 
 FEEDBACK_POLICIES = ("immediate", "after_deadline", "score_only")
 COUNTING = ("latest", "best")
@@ -81,7 +81,7 @@ class ServiceConfig:
         """This course's zygote, launched now without waiting: its start-up (importing torch, warming the
         checks: seconds) runs while the process imports and prepares the rest. Give it to ``engine``, and
         close it if anything fails before the engine has it."""
-        from ..engine.kernel import Zygote
+        from ..engine.kernels.kernel import Zygote
 
         zygote = Zygote(self.course_root)
         zygote.launch()

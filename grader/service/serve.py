@@ -16,7 +16,7 @@ from ..errors import ConfigurationError
 from . import config as service_config
 
 if TYPE_CHECKING:
-    from ..engine.kernel import Zygote
+    from ..engine.kernels.kernel import Zygote
     from .records.store import Store
 
 # What the banner's "Try it" line submits, as the README's tour does: a bundled notebook whose grade is
@@ -171,7 +171,10 @@ def _serve(cfg: service_config.ServiceConfig, zygote: Zygote | None, sockets: li
     store = Store(cfg.db_url, create=True)  # an empty database gets the tables; an old one is refused, not upgraded
     if store.created:
         print("Created the grading service's tables in the database (first run).", flush=True)
-    made = marked.ensure_secret(cfg.course_root, first_run=store.created)
+    # A first run may make the course secret. Afterwards the local engine requires it (the one read of it per
+    # start-up); a serve whose workers grade elsewhere still needs it to draw values at fetch.
+    first = store.created
+    made = marked.ensure_secret(cfg.course_root, first_run=first) if first or cfg.broker_url else None
     if made:
         print(f"Created the course secret that draws each student's variant values: {made} (back it up).", flush=True)
     prepare(cfg)

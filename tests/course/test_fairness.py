@@ -16,7 +16,7 @@ import pytest
 
 from grader import course
 from grader.checks import misconceptions
-from grader.engine import batch
+from grader.engine.doors import batch
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
 from tests.fixtures.spec import Fixture, grade_id, instructor_solutions

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from grader.engine.forked import CellRun, Kernel
-from grader.engine.kernel import Zygote, sandbox
+from grader.engine.kernels.forked import CellRun, Kernel
+from grader.engine.kernels.kernel import Zygote, sandbox
 from grader.plugins.isolation import kernel_environment
 
 

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 
 from grader import cli, course
-from grader.engine import batch
-from grader.engine.autograde import Status, Stop
+from grader.engine.bookkeeping.autograde import Status, Stop
+from grader.engine.doors import batch
 from grader.engine.engine import Engine
 from grader.engine.limits import Limits
 from grader.errors import ConfigurationError

@@ -13,7 +13,7 @@ import pytest
 
 from grader import course
 from grader.authoring import grading as authoring_grading
-from grader.engine.autograde import student_lock
+from grader.engine.bookkeeping.autograde import student_lock
 from tests.fixtures.grading import results
 from tests.fixtures.spec import SUBMISSIONS
 
@@ -69,7 +69,7 @@ def test_eight_simultaneous_runs_for_one_student_all_succeed_with_one_set_of_row
 LOCK_IN_ANOTHER_PROCESS = (
     "import sys, time\n"
     "from pathlib import Path\n"
-    "from grader.engine.autograde import student_lock\n"
+    "from grader.engine.bookkeeping.autograde import student_lock\n"
     "with student_lock(Path(sys.argv[1]), sys.argv[2]):\n"
     "    print(time.monotonic())\n"
 )

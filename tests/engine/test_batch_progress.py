@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from grader.engine.autograde import Outcome, Status
-from grader.engine.batch import Progress
+from grader.engine.bookkeeping.autograde import Outcome, Status
+from grader.engine.doors.batch import Progress
 
 
 class Terminal(io.StringIO):

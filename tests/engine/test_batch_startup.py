@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli, course
-from grader.engine import kernel
+from grader.engine.kernels import kernel
 from tests.engine.processes import gone
 from tests.fixtures.spec import SUBMISSIONS
 

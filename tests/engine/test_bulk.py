@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import bulk, inprocess
+from grader.engine.bookkeeping import bulk, inprocess
 from tests.fixtures.gradebooks import every_kind_of_cell
 from tests.fixtures.sql import sent_statements
 

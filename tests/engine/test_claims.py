@@ -1,7 +1,7 @@
 """The security model's claims (docs/security/) that no fixture exercised (issue 17), each with hostile code
 that fails without it.
 
-* The guard's refusals (``grader/engine/guard.py``, ``DENIED_EVENTS`` and the frame attributes):
+* The guard's refusals (``grader/engine/inside/guard.py``, ``DENIED_EVENTS`` and the frame attributes):
   ``gc.get_objects``/``get_referrers``, ``sys._current_frames``, ``ctypes.string_at``, ``tb_frame``,
   ``gi_frame``, ``__code__``. In a forked kernel, a hidden test whose expected value lives only in
   its own locals, and a student function that reaches for it; the same cells in a plain interpreter
@@ -34,8 +34,9 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import batch, sandbox
-from grader.engine.kernel import Zygote
+from grader.engine.doors import batch
+from grader.engine.inside import sandbox
+from grader.engine.kernels.kernel import Zygote
 from tests.fixtures import canaries, claims
 from tests.fixtures.grading import Results, results
 from tests.fixtures.spec import SUBMISSIONS

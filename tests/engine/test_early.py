@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import early, forked
-from grader.engine import kernel as kernels
-from grader.engine.autograde import Status
+from grader.engine.bookkeeping.autograde import Status
 from grader.engine.engine import Engine
+from grader.engine.kernels import early, forked
+from grader.engine.kernels import kernel as kernels
 
 from .processes import gone
 

@@ -16,10 +16,11 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import early, forked, sandbox
-from grader.engine import kernel as kernels
-from grader.engine.autograde import Status
+from grader.engine.bookkeeping.autograde import Status
 from grader.engine.engine import Engine
+from grader.engine.inside import sandbox
+from grader.engine.kernels import early, forked
+from grader.engine.kernels import kernel as kernels
 from grader.errors import InfrastructureError
 from grader.plugins.isolation import kernel_environment
 

@@ -1,4 +1,4 @@
-"""Whose doing a failed grading was (``grader.engine.faults``), through ``grader autograde`` and stock nbgrader.
+"""Whose doing a failed grading was (``grader.engine.bookkeeping.faults``), via ``grader autograde`` and stock nbgrader.
 
 Issue 52: an extension on an assignment without a due date made nbgrader's own bookkeeping raise, which the
 engine recorded as the student's notebook failing: 0 points. Now a step of ours that raises is a fault: that
@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from grader import course
-from grader.engine import batch, bulk, faults
-from grader.engine.autograde import Status
+from grader.engine.bookkeeping import bulk, faults
+from grader.engine.bookkeeping.autograde import Status
+from grader.engine.doors import batch
 from tests.fixtures.spec import SUBMISSIONS
 
 A = "ps2_autograd"
@@ -145,7 +146,8 @@ def test_a_fault_after_nbgrader_wrote_its_rows_puts_them_back(tmp_path: Path, mo
     (outcome,) = second.outcomes
     assert outcome.status is Status.FAULT and not outcome.zeroed
     assert outcome.reason == (
-        "the autograde step grader.engine.bulk.BulkSaveAutoGrades raised RuntimeError: the late policy broke"
+        "the autograde step grader.engine.bookkeeping.bulk.BulkSaveAutoGrades raised RuntimeError: "
+        "the late policy broke"
     )
     assert _rows(root, "student-c") == graded  # its earlier grade, not the half-written one
 

@@ -1,10 +1,10 @@
-"""grader.engine.guard, in a real forked kernel: what a test cell leaves behind, and what it must not take."""
+"""grader.engine.inside.guard, in a real forked kernel: what a test cell leaves behind, and what it must not take."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader.engine.guard import names_bound_by
+from grader.engine.inside.guard import names_bound_by
 
 from .conftest import Session, stdout
 

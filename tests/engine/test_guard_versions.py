@@ -1,7 +1,7 @@
 """The guard skips a namespace whose version tag did not move: every change still shows at the next test.
 
 ``Guard.check`` compares a protected module's or class's items only when its dictionary's version
-tag (``grader/engine/versions.py``) differs from the one it had when last found intact. These tests
+tag (``grader/engine/inside/versions.py``) differs from the one it had when last found intact. These tests
 make the changes that the skipping could miss if the tags were read wrongly: a change after several
 clean checks, the same change again after it was put back, a change to a class, an added attribute,
 a change undone by the cell itself (not reported, as before).
@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from grader.engine import versions
+from grader.engine.inside import versions
 
 from .conftest import Session
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from grader.engine.forked import WALL_CAP
+from grader.engine.kernels.forked import WALL_CAP
 
 from .conftest import Session
 

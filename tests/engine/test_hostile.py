@@ -19,7 +19,8 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import batch, sandbox
+from grader.engine.doors import batch
+from grader.engine.inside import sandbox
 from tests.engine.processes import alive
 from tests.fixtures import canaries, claims, hostile
 from tests.fixtures.build import hostile_folder

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import batch
-from grader.engine.guard import TAMPERING
+from grader.engine.doors import batch
+from grader.engine.inside.guard import TAMPERING
 from tests.fixtures import hostile_hooks
 from tests.fixtures.build import render
 from tests.fixtures.grading import CellResult, results

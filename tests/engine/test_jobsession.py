@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from grader import course
-from grader.engine import inprocess, jobsession
+from grader.engine.bookkeeping import inprocess, jobsession
 from tests.fixtures.gradebooks import every_kind_of_cell
 from tests.fixtures.sql import sent_statements
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from grader.engine.forked import LONG_CELL_NICE, LONG_CELL_S
-from grader.engine.kernel import Zygote
+from grader.engine.kernels.forked import LONG_CELL_NICE, LONG_CELL_S
+from grader.engine.kernels.kernel import Zygote
 
 from .conftest import Session, fresh, stdout
 from .processes import gone

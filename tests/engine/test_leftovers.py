@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import kernel, leftovers
+from grader.engine.kernels import kernel, leftovers
 
 MARK_AND_DIE = (
     "import os, sys, tempfile\n"

@@ -1,4 +1,4 @@
-"""``grader autograde`` grades on a running ``grader serve``'s warm engine (``grader.engine.lend``).
+"""``grader autograde`` grades on a running ``grader serve``'s warm engine (``grader.engine.doors.lend``).
 
 Each test runs the real command against a real ``grader serve`` of a course copy and reads the gradebook
 they share: the first line says whose engine graded, the scores are those of the command's own engine,
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import autograde, lend, protocol
+from grader.engine import loans, protocol
+from grader.engine.bookkeeping import autograde
 from grader.engine.limits import Limits
 from tests.fixtures.claims import root_only
 from tests.fixtures.spec import SUBMISSIONS
@@ -113,10 +114,10 @@ def test_a_changed_configuration_is_not_lent_and_the_command_grades_itself(servi
 
 def test_the_serve_refuses_other_limits_and_malformed_requests(serving: Server) -> None:
     gradebook = course.gradebook_url(serving.root)
-    request = lend.Request(
-        A, ("a-correct",), 1, True, str(serving.root), gradebook, lend.config_digest(serving.root), Limits(5.0)
+    request = loans.Request(
+        A, ("a-correct",), 1, True, str(serving.root), gradebook, course.config_digest(serving.root), Limits(5.0)
     )
-    serve = lend.find(serving.root, gradebook)
+    serve = loans.find(serving.root, gradebook)
     assert serve is not None
     try:
         refused = serve.ask(request)
@@ -126,18 +127,18 @@ def test_the_serve_refuses_other_limits_and_malformed_requests(serving: Server) 
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
-        sock.connect(lend.address(serving.root, gradebook))
+        sock.connect(loans.address(serving.root, gradebook))
         protocol.send(sock, {**request.message(), "jobs": 10_000})
         answer = protocol.receive(sock)
     assert answer == {
         "op": "refused",
-        "reason": f"a request this serve cannot read (jobs must be a whole number from 1 to {lend.MAX_JOBS})",
+        "reason": f"a request this serve cannot read (jobs must be a whole number from 1 to {loans.MAX_JOBS})",
     }
 
 
 def test_another_users_process_is_not_answered(serving: Server) -> None:
     root_only("connecting as another user needs root")
-    address = lend.address(serving.root, course.gradebook_url(serving.root))
+    address = loans.address(serving.root, course.gradebook_url(serving.root))
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the other user: connects, asks, and reports what came back
@@ -166,7 +167,7 @@ def test_a_name_held_by_another_user_is_told_nothing(tmp_path: Path) -> None:
     root = course.copy_course(tmp_path / "course")
     course.generate_releases(root, [A])
     place(root, {"a-correct": "correct"})
-    address = lend.address(root, course.gradebook_url(root))
+    address = loans.address(root, course.gradebook_url(root))
     ready_read, ready_write = os.pipe()
     heard_read, heard_write = os.pipe()
     pid = os.fork()

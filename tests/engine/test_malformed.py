@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.engine import batch
+from grader.engine.doors import batch
 from grader.plugins import mending
 from tests.fixtures.grading import results
 from tests.fixtures.spec import SUBMISSIONS

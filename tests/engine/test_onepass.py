@@ -20,7 +20,8 @@ import pytest
 from nbgrader.converters import Autograde
 
 from grader import course
-from grader.engine import batch, onepass
+from grader.engine.bookkeeping import onepass
+from grader.engine.doors import batch
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place
 from tests.graded import prepare

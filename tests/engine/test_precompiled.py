@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 
 from grader import course
-from grader.engine import precompiled
-from grader.engine.kernel import Zygote
+from grader.engine.inside import precompiled
+from grader.engine.kernels.kernel import Zygote
 from tests.fixtures.spec import SUBMISSIONS
 
 from .conftest import Session, fresh

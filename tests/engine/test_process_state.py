@@ -14,7 +14,7 @@ import numpy
 import pytest
 import torch
 
-from grader.engine.process_state import State, remove_added
+from grader.engine.forking.process_state import State, remove_added
 
 
 def test_every_setting_a_notebook_changes_is_put_back_and_nothing_else_is_touched() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.engine import rehearsal
-from grader.engine.kernel import Zygote
-from grader.engine.process_state import State
+from grader.engine.forking import rehearsal
+from grader.engine.forking.process_state import State
+from grader.engine.kernels.kernel import Zygote
 
 from .conftest import fresh, stdout
 

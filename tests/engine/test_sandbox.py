@@ -1,4 +1,4 @@
-"""What the sandbox hides (``grader.engine.sandbox``): also what a course makes after its zygote started."""
+"""What the sandbox hides (``grader.engine.inside.sandbox``): also what a course makes after its zygote started."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import sandbox
 from grader.engine.engine import Engine, sqlite_file
-from grader.engine.kernel import Zygote
+from grader.engine.inside import sandbox
+from grader.engine.kernels.kernel import Zygote
 from grader.errors import ConfigurationError
 from tests.fixtures import claims
 

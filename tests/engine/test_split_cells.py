@@ -16,7 +16,7 @@ import pytest
 from nbformat import NotebookNode
 
 from grader import course
-from grader.engine import batch
+from grader.engine.doors import batch
 from grader.plugins import mending
 from tests.fixtures.grading import results
 from tests.fixtures.spec import Fixture, build, split_cell

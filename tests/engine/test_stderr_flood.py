@@ -21,7 +21,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import IgnorePattern, LimitOutput
 
 from grader import course
-from grader.engine import batch
+from grader.engine.doors import batch
 from grader.plugins import output_limit
 from grader.plugins.kernel_logging import WARNING_LINE
 from grader.plugins.output_limit import TRUNCATED_LINE, keep_stderr
@@ -133,8 +133,8 @@ def test_a_flood_then_stderr_in_a_test_scores_0_under_the_engine_and_stock_nbgra
 
 def test_the_engine_keeps_the_defence_where_a_course_left_it_out(tmp_path: Path) -> None:
     """A course whose own autograde list lacks ``KeepStderr`` still gets it, right after the execution."""
-    from grader.engine import autograde
-    from grader.engine.kernel import Zygote
+    from grader.engine.bookkeeping import autograde
+    from grader.engine.kernels.kernel import Zygote
 
     root = course.copy_course(tmp_path / "course")
     config_file = root / "nbgrader_config.py"

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from grader import course
-from grader.engine import batch, stamps
+from grader.engine.bookkeeping import stamps
+from grader.engine.doors import batch
 from tests.fixtures.spec import SUBMISSIONS
 
 A = "ps2_autograd"

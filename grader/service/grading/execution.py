@@ -24,8 +24,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import course
-from ...engine import jobsession
-from ...engine.autograde import Status, Stop
+from ...engine.bookkeeping import jobsession
+from ...engine.bookkeeping.autograde import Status, Stop
 from ...engine.engine import Engine
 from ...errors import DatabaseUnavailable, GradingFault, InfrastructureError
 from ..config import ServiceConfig

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import notebook_errors
-from ...engine import jobsession
+from ...engine.bookkeeping import jobsession
 from ...errors import UnknownAssignment, WrongAssignment
 from ...plugins import mending
 from ..config import ServiceConfig

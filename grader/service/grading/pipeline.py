@@ -22,7 +22,7 @@ that holds nbgrader's rows and the service's for this job, committed once after 
 Every job ends with a recorded result: a grade, or ``failed`` with a reason.  Outcomes are
 typed (``grader.errors``): an ``InfrastructureError`` is retried up to ``max_attempts``; a
 database outage is waited out, not counted as an attempt (``grade_until_recorded``); a
-``GradingFault`` (a step of ours raised: ``grader.engine.faults``) and any other exception (a bug
+``GradingFault`` (a step of ours raised: ``grader.engine.bookkeeping.faults``) and any other exception (a bug
 in the grader) would be repeated by a retry, so the job is failed at once.
 
 No fault of ours is ever a score (``_failed``): the job fails with the reason for staff (the queue

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import nbformat
 
-from ...engine.preprocessor import ENGINE_ERRORS
+from ...engine.bookkeeping.preprocessor import ENGINE_ERRORS
 from ...notebook_errors import error_text, plain
 from ...plugins import mending
 from ..config import ServiceConfig

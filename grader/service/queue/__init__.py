@@ -18,7 +18,7 @@ from ..config import ServiceConfig
 from ..records.store import Store
 
 if TYPE_CHECKING:
-    from ...engine.kernel import Zygote
+    from ...engine.kernels.kernel import Zygote
 
 
 class Queue(Protocol):

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...engine.lend import Lender
+from ...engine.doors.lend import Lender
 from .. import hooks
 from ..config import ServiceConfig
 from ..grading.pipeline import Pipeline
@@ -23,7 +23,7 @@ from ..records.store import DATABASE_ERRORS, Store
 from . import leases
 
 if TYPE_CHECKING:
-    from ...engine.kernel import Zygote
+    from ...engine.kernels.kernel import Zygote
 
 log = logging.getLogger("grader.service")
 

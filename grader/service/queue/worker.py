@@ -36,7 +36,7 @@ from . import broker, leases
 
 if TYPE_CHECKING:
     from ...engine.engine import Engine
-    from ...engine.kernel import Zygote
+    from ...engine.kernels.kernel import Zygote
 
 log = logging.getLogger("grader.worker")
 

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...engine.rows import NotebookGrades
+from ...engine.bookkeeping.rows import NotebookGrades
 
 
 @dataclass(frozen=True)

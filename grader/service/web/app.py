@@ -26,7 +26,7 @@ from ..rules import counting, regrading
 from . import auth, exchange_api, http, hub, lti, me, pages, similarity
 
 if TYPE_CHECKING:
-    from ...engine.kernel import Zygote
+    from ...engine.kernels.kernel import Zygote
 
 schemas = SchemaGenerator({"openapi": "3.0.0", "info": {"title": "PyTorch course autograder", "version": "1"}})
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from grader.engine import bulk
+from grader.engine.bookkeeping import bulk
 from grader.plugins import mending
 from grader.service.config import ServiceConfig
 from grader.service.grading import feedback, intake, scoring
@@ -70,11 +70,11 @@ FAULTS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str]] = {
         lambda mp: mp.setattr(
             bulk.BulkSaveAutoGrades, "preprocess", _raise_after(bulk.BulkSaveAutoGrades.preprocess, "grade rows")
         ),
-        "the autograde step grader.engine.bulk.BulkSaveAutoGrades raised Broken: grade rows",
+        "the autograde step grader.engine.bookkeeping.bulk.BulkSaveAutoGrades raised Broken: grade rows",
     ),
     "the late policy": (
         lambda mp: mp.setattr(bulk.RecordedLatePenalties, "preprocess", _raise("late policy")),
-        "the autograde step grader.engine.bulk.RecordedLatePenalties raised Broken: late policy",
+        "the autograde step grader.engine.bookkeeping.bulk.RecordedLatePenalties raised Broken: late policy",
     ),
     "variants": (
         lambda mp: mp.setattr(variants.ApplyVariant, "preprocess", _raise("variant")),

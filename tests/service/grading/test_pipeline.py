@@ -202,7 +202,8 @@ def test_a_kernel_whose_sandbox_is_incomplete_is_retried_then_failed_with_the_st
 ) -> None:
     """The sandbox fails closed through the service (issue 17): every attempt's kernel lacks one step the
     start-up probe had, so no attempt runs student code; each is retried, the last fails with the step."""
-    from grader.engine import early, sandbox
+    from grader.engine.inside import sandbox
+    from grader.engine.kernels import early
     from grader.plugins.isolation import kernel_environment
     from tests.engine.test_fail_closed import _forcible
 

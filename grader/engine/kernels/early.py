@@ -26,7 +26,7 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from ..plugins.isolation import kernel_environment
+from ...plugins.isolation import kernel_environment
 from . import kernel as kernels
 from .forked import Kernel
 

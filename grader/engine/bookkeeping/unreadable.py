@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import notebook_errors
+from ... import notebook_errors
 
 
 def unreadable_notebooks(folder: Path) -> dict[str, str]:

@@ -31,11 +31,11 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer, Unicode
 
-from ..errors import InfrastructureError
-from ..plugins import mending
-from . import early
-from .forked import Kernel
-from .guard import TAMPERING, tampering_output
+from ...errors import InfrastructureError
+from ...plugins import mending
+from ..inside.guard import TAMPERING, tampering_output
+from ..kernels import early
+from ..kernels.forked import Kernel
 
 # nbgrader's bookkeeping (gradebook reads and writes) runs under this lock, so
 # grading threads never write the gradebook at the same time; only the kernel
@@ -155,7 +155,7 @@ class ForkExecute(Execute):  # type: ignore[misc]
             if stopped is not None:
                 cell.outputs = [_error(NOT_RUN, stopped)]
                 continue
-            timeout = self._get_timeout(cell)  # the cell's own time (grader.engine.forked.WALL_CAP)
+            timeout = self._get_timeout(cell)  # the cell's own time (grader.engine.kernels.forked.WALL_CAP)
             remaining = self._remaining(started)  # the notebook's wall clock
             test = utils.is_grade(cell)
             run = kernel.execute(cell.source, timeout, float(self.iopub_timeout), test=test, wall_limit=remaining)

@@ -43,12 +43,14 @@ from sqlalchemy.orm import with_polymorphic
 from . import rows
 
 REPLACES = {
-    "nbgrader.preprocessors.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
-    "nbgrader.preprocessors.overwritecells.OverwriteCells": "grader.engine.bulk.BulkOverwriteCells",
-    "nbgrader.preprocessors.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
-    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades": "grader.engine.bulk.BulkSaveAutoGrades",
-    "nbgrader.preprocessors.AssignLatePenalties": "grader.engine.bulk.RecordedLatePenalties",
-    "nbgrader.preprocessors.latesubmissions.AssignLatePenalties": "grader.engine.bulk.RecordedLatePenalties",
+    "nbgrader.preprocessors.OverwriteCells": "grader.engine.bookkeeping.bulk.BulkOverwriteCells",
+    "nbgrader.preprocessors.overwritecells.OverwriteCells": "grader.engine.bookkeeping.bulk.BulkOverwriteCells",
+    "nbgrader.preprocessors.SaveAutoGrades": "grader.engine.bookkeeping.bulk.BulkSaveAutoGrades",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades": "grader.engine.bookkeeping.bulk.BulkSaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties": "grader.engine.bookkeeping.bulk.RecordedLatePenalties",
+    "nbgrader.preprocessors.latesubmissions.AssignLatePenalties": (
+        "grader.engine.bookkeeping.bulk.RecordedLatePenalties"
+    ),
 }
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .. import course
-from .kernel import Zygote
-from .stamps import TimeDoubt, release_commit_time, release_time, timestamp_doubts, untrusted_time
+from ... import course
+from ..bookkeeping.stamps import TimeDoubt, release_commit_time, release_time, timestamp_doubts, untrusted_time
+from ..kernels.kernel import Zygote
 
 if TYPE_CHECKING:
-    from .autograde import Outcome
+    from ..bookkeeping.autograde import Outcome
 
 
 class BatchError(Exception):
@@ -212,18 +212,18 @@ def _on_serve(
 ) -> list[Outcome]:
     """What a running ``grader serve`` of the course grades of ``students`` on its warm engine (``lend``): all of
     them, or none (no serve, or it refused: ``out`` says why), or those it finished before it went away."""
-    from . import lend
-    from .limits import Limits
-    from .protocol import ProtocolError
+    from .. import loans
+    from ..limits import Limits
+    from ..protocol import ProtocolError
 
     gradebook = course.gradebook_url(root, db_url)
-    serve = lend.find(root, gradebook)
+    serve = loans.find(root, gradebook)
     if serve is None:
         return []
-    request = lend.Request(
+    request = loans.Request(
         assignment,
         tuple(students),
-        min(jobs, lend.MAX_JOBS),
+        min(jobs, loans.MAX_JOBS),
         force,
         str(root.resolve()),
         gradebook,
@@ -232,7 +232,7 @@ def _on_serve(
     )
     try:
         refused = serve.ask(request)
-    except lend.LendingRefused as error:
+    except loans.LendingRefused as error:
         serve.close()
         raise BatchError(str(error)) from None
     if refused is not None:
@@ -267,8 +267,8 @@ def _on_own_engine(
     zygote = Zygote(root, rehearse=(assignment,))
     zygote.launch()
     try:
-        from .autograde import grade_many
-        from .engine import Engine, unregistered
+        from ..bookkeeping.autograde import grade_many
+        from ..engine import Engine, unregistered
 
         problem = unregistered(course.gradebook_url(root, db_url), assignment)
         if problem is not None:

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import protocol
+from .. import protocol
 
 # A cell still running after this long yields the CPU to short ones: its kernel's process group and
 # scheduler autogroup are reniced (weight 110 against 1024: about a tenth of a core's share when all
@@ -123,7 +123,7 @@ class Kernel:
 
         ``timeout`` counts the cell's own time (see ``WALL_CAP``); ``wall_limit`` bounds its wall-clock
         time (``WALL_CAP * timeout`` when not given). A ``test`` cell (an nbgrader test cell) runs
-        guarded: see ``grader.engine.guard``.
+        guarded: see ``grader.engine.inside.guard``.
         """
         if wall_limit is None and timeout is not None:
             wall_limit = WALL_CAP * timeout

@@ -39,14 +39,14 @@ MODULES = (
     "ast",
     "grader",
     "grader.checks",
-    "grader.engine.shell",
-    "grader.engine.recorder",
+    "grader.engine.inside.shell",
+    "grader.engine.inside.recorder",
     "grader.engine.protocol",
-    "grader.engine.zygote",
-    "grader.engine.guard",
-    "grader.engine.audit",
-    "grader.engine.watched",
-    "grader.engine.precompiled",
+    "grader.engine.forking.zygote",
+    "grader.engine.inside.guard",
+    "grader.engine.inside.audit",
+    "grader.engine.inside.watched",
+    "grader.engine.inside.precompiled",
 )
 MODULE_PREFIXES = ("grader.checks.",)
 SYS_ATTRIBUTES = ("excepthook", "displayhook", "stdout", "stderr", "stdin", "__stdout__", "__stderr__")

@@ -178,7 +178,7 @@ def close_course(course_root: str, database: str | None) -> None:
                 if mode & OTHERS:
                     os.chmod(path, mode & 0o7777 & ~OTHERS)
     except OSError as error:  # fail closed: no kernel runs while these would be within its reach
-        from ..errors import ConfigurationError
+        from ...errors import ConfigurationError
 
         raise ConfigurationError(
             f"cannot keep the course's private files from the kernels ({error}): the grader needs to create "
@@ -189,7 +189,7 @@ def close_course(course_root: str, database: str | None) -> None:
 @functools.cache
 def _secret_file(course_root: str) -> str:
     """The course secret of per-student variants, where ``nbgrader_config.py`` puts it."""
-    from ..variants import secret
+    from ...variants import secret
 
     try:
         return str(secret.secret_path(Path(course_root)))

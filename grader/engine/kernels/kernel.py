@@ -12,11 +12,12 @@ import threading
 import weakref
 from pathlib import Path
 
-from ..errors import InfrastructureError
-from . import leftovers, protocol
+from ...errors import InfrastructureError
+from .. import protocol
+from ..forking.zygote import die_with_parent
+from ..inside.sandbox import kill_kernel_processes, refused, required_steps, step_of
+from . import leftovers
 from .forked import Kernel
-from .sandbox import kill_kernel_processes, refused, required_steps, step_of
-from .zygote import die_with_parent
 
 START_TIMEOUT_S = 180.0
 ZYGOTE_ENVIRONMENT = {
@@ -50,7 +51,7 @@ def find(socket_path: str) -> Zygote:
 
 
 class Zygote:
-    """A running zygote process (see ``grader.engine.zygote``); one per grading process."""
+    """A running zygote process (see ``grader.engine.forking.zygote``); one per grading process."""
 
     def __init__(self, course_root: Path | None = None, rehearse: tuple[str, ...] = ()) -> None:
         """``rehearse``: the assignments whose source notebooks the zygote runs once as it starts (every one
@@ -101,7 +102,7 @@ class Zygote:
         try:
             with open(self.log_path, "ab") as log:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "grader.engine.zygote", self.socket_path]
+                    [sys.executable, "-m", "grader.engine.forking.zygote", self.socket_path]
                     + ([str(self.course_root), *self.rehearse] if self.course_root else []),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
@@ -144,7 +145,7 @@ class Zygote:
 
     def _checked(self, kernel: Kernel) -> Kernel:
         """``kernel`` if its sandbox is complete (all the probe had, and the required steps); else it is
-        killed before it is sent any cell (see ``grader.engine.sandbox``: fail closed)."""
+        killed before it is sent any cell (see ``grader.engine.inside.sandbox``: fail closed)."""
         missing = refused(kernel.sandbox_off, self.sandbox_off)
         if missing:
             kernel.kill()

@@ -1,7 +1,7 @@
 """The zygote: one process that imports torch once and forks a fresh kernel per submission.
 
-Run as ``python -m grader.engine.zygote SOCKET [COURSE_ROOT [ASSIGNMENT...]]``.  It pays every one-off cost
-before it forks, then never runs student code itself:
+Run as ``python -m grader.engine.forking.zygote SOCKET [COURSE_ROOT [ASSIGNMENT...]]``.  It pays every one-off
+cost before it forks, then never runs student code itself:
 
 - imports torch, NumPy, IPython and ``grader.checks``; sets torch's intra-op
   and inter-op threads to 1 (a forked child of a multi-threaded torch process
@@ -42,7 +42,9 @@ from typing import Any
 
 from grader.plugins import kernel_logging
 
-from . import audit, process_state, protocol, rehearsal, sandbox
+from .. import protocol
+from ..inside import audit, sandbox
+from . import process_state, rehearsal
 
 PR_SET_PDEATHSIG = 1
 SEED = 0  # of torch's, NumPy's and random's generators in every kernel
@@ -87,8 +89,8 @@ class Warm:
 
         for cls in (torch.Tensor, torch.nn.Parameter, torch.nn.Module, torch.Size):
             copyreg._slotnames(cls)  # type: ignore[attr-defined]
-        from .recorder import Recorder
-        from .shell import create, prime
+        from ..inside.recorder import Recorder
+        from ..inside.shell import create, prime
 
         self.shell = create(Recorder())
         self._warm_tracebacks(checks, torch)
@@ -96,7 +98,7 @@ class Warm:
         if sources:
             prime(self.shell, sources)
         self.hidden = sandbox.hidden_paths(course_root)
-        from .guard import Guard
+        from ..inside.guard import Guard
 
         self.rehearsed = self._rehearse(course_root, assignments, not_rehearsing, Guard)
         torch.manual_seed(SEED)  # every fork inherits it (a fresh process seeds torch from the OS)
@@ -225,7 +227,7 @@ def _unblock_interrupt() -> None:
 
 def child(conn: socket.socket, warm: Warm, request: dict[str, Any], slot: int) -> None:
     """The forked kernel: set up its sandbox, then run cells until told to stop."""
-    from .shell import attach, run_cell
+    from ..inside.shell import attach, run_cell
 
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -350,7 +352,7 @@ def restart(reason: str) -> None:
     _log(f"restarting without the rehearsal: {reason}")
     sys.stdout.flush()
     os.environ[rehearsal.RESTART] = reason
-    os.execv(sys.executable, [sys.executable, "-m", "grader.engine.zygote", *sys.argv[1:]])
+    os.execv(sys.executable, [sys.executable, "-m", "grader.engine.forking.zygote", *sys.argv[1:]])
 
 
 def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...] = ()) -> None:
@@ -392,8 +394,7 @@ def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...
 
 
 if __name__ == "__main__":
-    # Run as the module ``grader.engine.zygote``, not as ``__main__`` (which IPython's shell replaces with the
-    # notebook's namespace): the guard's snapshot then holds the module whose code runs the kernels.
-    from grader.engine import zygote as _zygote
+    # As this module, not ``__main__`` (IPython's shell's namespace): the guard's snapshot holds the kernels' code.
+    from grader.engine.forking import zygote as _zygote
 
     _zygote.serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, tuple(sys.argv[3:]))

@@ -26,11 +26,12 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from .. import course
-from ..errors import ConfigurationError
-from ..plugins import names, output_limit
-from . import bulk, early, faults, inprocess, jobsession, rows, undo
-from .kernel import Zygote
+from ... import course
+from ...errors import ConfigurationError
+from ...plugins import names, output_limit
+from ..kernels import early
+from ..kernels.kernel import Zygote
+from . import bulk, faults, inprocess, jobsession, rows, undo
 from .preprocessor import KERNEL_DIED, NOT_RUN, NOTEBOOK_TIMEOUT, bookkeeping, report
 from .unreadable import reasons, record_zero, unreadable_notebooks
 
@@ -40,7 +41,7 @@ EXECUTE_STEPS = (
     "nbgrader.preprocessors.execute.Execute",
     "grader.plugins.isolation.PrivateExecute",
 )
-FORK_EXECUTE = "grader.engine.preprocessor.ForkExecute"
+FORK_EXECUTE = "grader.engine.bookkeeping.preprocessor.ForkExecute"
 CHECK_METADATA = (
     "nbgrader.preprocessors.CheckCellMetadata",
     "nbgrader.preprocessors.checkcellmetadata.CheckCellMetadata",

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import course
+from ... import course
 
 # How far a submission's file times may stray from its timestamp.txt before the batch says so.
 CLOCK_SLACK = dt.timedelta(minutes=2)
