@@ -73,6 +73,19 @@ TEST_VARIANT_SECRET = "tests-only-variant-secret-0123456789abcdef"
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("GRADER_VARIANT_SECRET", TEST_VARIANT_SECRET)
     released.install(worker=hasattr(config, "workerinput"))
+    _alembic_head_once()
+
+
+def _alembic_head_once() -> None:
+    """nbgrader stamps each new gradebook with its migrations' head, which it asks a new ``alembic heads`` process
+    for (~1.2 s of CPU) every time: dozens of times a run in the test processes. The answer depends only on the
+    installed nbgrader, so each test process asks once (nbgrader's own commands and the service still ask)."""
+    import functools
+
+    from nbgrader import api
+
+    if not hasattr(api.get_alembic_version, "cache_info"):
+        api.get_alembic_version = functools.cache(api.get_alembic_version)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
