@@ -80,7 +80,7 @@ def read_config(root: Path) -> Any:
 
 def config_digest(root: Path) -> str:
     """The digest of the course's ``nbgrader_config.py`` as it is now ("" when there is none): a serve lends its
-    engine (``engine.lend``) only to a command that sees the file it read."""
+    engine (``engine.doors.lend``) only to a command that sees the file it read."""
     import hashlib
 
     try:

@@ -14,7 +14,7 @@ from grader.engine.kernels import kernel, leftovers
 
 MARK_AND_DIE = (
     "import os, sys, tempfile\n"
-    "from grader.engine import leftovers\n"
+    "from grader.engine.kernels import leftovers\n"
     "folder = tempfile.mkdtemp(prefix=leftovers.PREFIX, dir=sys.argv[1])\n"
     "leftovers.mark(folder)\n"
     "os.kill(os.getpid(), 9)  # killed outright: nothing cleans up\n"

@@ -251,3 +251,29 @@ def test_a_stopped_batch_starts_nothing_more() -> None:
     stop.set()
     # no configuration at all: a grading that started would fail on it, and give an outcome
     assert autograde.grade_many(None, A, ["a", "b"], stop=stop) == []  # type: ignore[arg-type]
+
+
+def test_the_lender_says_why_it_would_not_grade_a_batch_as_the_commands_own_engine_would(tmp_path: Path) -> None:
+    """In process, on a real (unstarted) engine of a course copy: each difference named, none for the same."""
+    from grader.engine.doors.lend import Lender
+    from grader.engine.engine import Engine
+
+    root = course.copy_course(tmp_path / "course")
+    engine = Engine(root, limits=Limits(5.0))
+    try:
+        lender = Lender(engine)
+        same = loans.Request(A, ("a",), 1, True, str(root), lender.gradebook, course.config_digest(root), Limits(5.0))
+        assert lender.refusal(same) is None
+        other_course = loans.Request(A, ("a",), 1, True, str(tmp_path), lender.gradebook, same.config, Limits(5.0))
+        assert lender.refusal(other_course) == "it grades another course or gradebook"
+        (root / "nbgrader_config.py").write_text((root / "nbgrader_config.py").read_text() + "\n# edited\n")
+        changed = loans.Request(
+            A, ("a",), 1, True, str(root), lender.gradebook, course.config_digest(root), same.limits
+        )
+        assert lender.refusal(changed) == (
+            "nbgrader_config.py changed since it read it (restart `grader serve` to use the new one)"
+        )
+        limits = loans.Request(A, ("a",), 1, True, str(root), lender.gradebook, same.config, Limits(9.0))
+        assert lender.refusal(limits) == f"it grades with other limits ({engine.limits}; this command: {Limits(9.0)})"
+    finally:
+        engine.close()

@@ -104,7 +104,7 @@ def test_a_replaced_entry_is_put_back_before_the_test_and_named(course_session: 
     for source, _ in cells[:first_test]:
         course_session.run(source)
     forged = (
-        "from grader.engine import precompiled as _p\n_c = get_ipython().compile\n"
+        "from grader.engine.inside import precompiled as _p\n_c = get_ipython().compile\n"
         f"_key = (get_ipython().transform_cell({cells[first_test][0]!r}), _c.flags)\n"
         "_fake = \"print('FORGED')\\n\"\n"
         "_c.course_code[_key] = _p.compile_cells([_fake], _c.flags, _c.flags | 0x2000)[(_fake, _c.flags)]\n"

@@ -184,7 +184,7 @@ def test_the_zygote_runs_its_first_backward_pass_only_where_forks_can_still_run_
         "    with warnings.catch_warnings():\n"
         "        warnings.simplefilter('ignore')\n"
         "        checks.assert_preserves_device(lambda x: x * 2, lambda d, v: (torch.ones(2, dtype=d, device=v),))\n"
-        "from grader.engine import rehearsal\n"
+        "from grader.engine.forking import rehearsal\n"
         "print(repr(rehearsal.autograd_first()))\n"
     ).replace("FIRST", str(fake_cuda_first))
     env = {**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "OMP_NUM_THREADS": "1"}
