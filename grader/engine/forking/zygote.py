@@ -34,6 +34,7 @@ import dataclasses
 import gc
 import os
 import random
+import select
 import signal
 import socket
 import sys
@@ -45,6 +46,7 @@ from grader.plugins import kernel_logging
 from .. import protocol
 from ..inside import audit, sandbox
 from . import process_state, rehearsal
+from .memory import HugePages, huge_pages
 
 PR_SET_PDEATHSIG = 1
 SEED = 0  # of torch's, NumPy's and random's generators in every kernel
@@ -107,7 +109,6 @@ class Warm:
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
         gc.collect()
         gc.freeze()  # children share these pages instead of copying them when the collector runs
-        self.huge_pages_mib = huge_pages()
 
     def _rehearse(
         self, course_root: str | None, assignments: tuple[str, ...], skipped: str, guard: Any
@@ -146,52 +147,6 @@ class Warm:
             except Exception:
                 self.shell.InteractiveTB.structured_traceback(*sys.exc_info())
         self.shell.transform_cell("x = 1\nx")  # type: ignore[no-untyped-call]
-
-
-MADV_HUGEPAGE = 14
-MADV_COLLAPSE = 25  # Linux 6.1+
-HUGE_PAGE = 2 * 1024**2
-
-
-def huge_pages() -> int:
-    """Back the zygote's anonymous memory with 2 MiB pages where the machine allows it; MiB done.
-
-    Importing torch leaves some 280 MiB of anonymous memory (the C++ heap, Python's arenas). Every
-    fork copies the page table entry of each 4 KiB page and every exit tears them down: about 20 ms
-    of CPU per kernel, an eighth of what a notebook costs. Collapsed into huge pages there is one
-    entry per 2 MiB, and fork plus exit take about 5 ms. A child that writes to such a page gets
-    its own copy of that 4 KiB page only (the kernel splits the mapping in the child), so nothing
-    else changes. Best effort: without transparent huge pages or ``MADV_COLLAPSE`` (Linux before
-    6.1) nothing is done.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    done = 0
-    for start, end in _anonymous_regions():
-        first = (start + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
-        last = end & ~(HUGE_PAGE - 1)
-        if last - first < HUGE_PAGE:
-            continue
-        size = last - first
-        if libc.madvise(first, size, MADV_HUGEPAGE) == 0 and libc.madvise(first, size, MADV_COLLAPSE) == 0:
-            done += size // 1024**2
-    return done
-
-
-def _anonymous_regions() -> list[tuple[int, int]]:
-    """The writable private anonymous mappings (and the heap) of this process."""
-    regions = []
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                fields = line.split()
-                name = fields[5] if len(fields) > 5 else ""
-                if fields[1] == "rw-p" and name in ("", "[heap]"):
-                    start, end = (int(x, 16) for x in fields[0].split("-"))
-                    regions.append((start, end))
-    except OSError:
-        pass
-    return regions
 
 
 def course_cells(root: str) -> list[str]:
@@ -358,12 +313,12 @@ def restart(reason: str) -> None:
 def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...] = ()) -> None:
     die_with_parent()
     warm = Warm(course_root, assignments)
-    print(f"zygote {os.getpid()}: {warm.huge_pages_mib} MiB in huge pages", file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     slots = Slots(sandbox.KERNEL_SLOTS)
+    collapse = HugePages()
     print("ready", flush=True)
     while True:
         conn, _ = listener.accept()
@@ -391,6 +346,8 @@ def serve(path: str, course_root: str | None = None, assignments: tuple[str, ...
                 os._exit(status)
         slots.hold(slot, pid)
         conn.close()
+        if collapse.forked(idle=not select.select([listener], [], [], 0)[0]):
+            _log(f"{huge_pages()} MiB in huge pages after {collapse.forks} kernels")
 
 
 if __name__ == "__main__":
