@@ -25,7 +25,8 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.GenerateAssignment.force = True
 # source/<assignment>/fixtures/ holds the instructor's fixture submissions (grader validate): solutions, so
 # never released. nbgrader skips these names wherever it copies an assignment's files.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "fixtures"]
+# source/<assignment>/rubrics.toml is how TAs grade the written answers (grader.rubrics): never released either.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "fixtures", "rubrics.toml"]
 
 # --- grading -------------------------------------------------------------------
 # Per-cell execution limit in seconds.  A cell that runs longer is interrupted and scores 0.

@@ -213,7 +213,8 @@ def autograde(root: Path, assignment: str, student: str | None = None, *extra: s
 
 
 def cell_scores(root: Path, assignment: str, db_url: str | None = None) -> list[CellScore]:
-    """Every test cell's score for ``assignment``, read through nbgrader's Gradebook API."""
+    """Every autograded test cell's score for ``assignment``, read through nbgrader's Gradebook API (written
+    answers, which a person grades, are ``grader.service.marking``'s)."""
     from nbgrader.api import Gradebook
 
     url = gradebook_url(root, db_url)
@@ -221,7 +222,10 @@ def cell_scores(root: Path, assignment: str, db_url: str | None = None) -> list[
     with Gradebook(url) as gradebook:
         for submission in gradebook.assignment_submissions(assignment):
             for notebook in submission.notebooks:
+                written = {cell.name for cell in notebook.notebook.solution_cells}
                 for grade in notebook.grades:
+                    if grade.name in written:
+                        continue
                     rows.append(
                         CellScore(
                             student=submission.student.id,

@@ -56,7 +56,8 @@ ALLOWED = {
     "dashboard": {"records", "rules", "grading"},
     "queue": {"records", "rules", "grading", "hooks"},
     "lti": {"records", "rules", "grading"},
-    "web": {"records", "rules", "grading", "dashboard", "queue", "lti"},
+    "marking": {"records", "rules", "grading"},
+    "web": {"records", "rules", "grading", "dashboard", "queue", "lti", "marking"},
 }
 
 

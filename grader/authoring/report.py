@@ -106,6 +106,9 @@ def text(report: Report, strict: bool = False) -> str:
             lines += [f"      {line}" for line in m.diff]
             if m.difference:
                 lines.append(f"      changes, unnoticed: {_cut(m.difference, 160)}")
+    if report.rubrics:
+        lines += ["", "Rubrics of the written answers (source/<assignment>/rubrics.toml):"]
+        lines += [f"  {_cut(problem, 200)}" for problem in report.rubrics]
     bad = [f for f in report.fixtures if not f.ok]
     if bad:
         lines += ["", "Fixtures that scored otherwise than they declare:"]

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from nbformat import NotebookNode
 
-from .. import course
+from .. import course, rubrics
 from ..errors import AuthoringError
 from ..variants import check, marked, secret
 from . import equivalence, grading, probes, provenance, verdicts
@@ -50,6 +50,7 @@ class Run:
     notebooks: dict[str, NotebookNode] = field(default_factory=dict)
     graded: grading.Results = field(default_factory=dict)
     stock_graded: grading.Results | None = None
+    rubric_problems: list[str] = field(default_factory=list)
     release: NotebookNode | None = None
     equivalent: dict[str, equivalence.Verdict] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -68,6 +69,9 @@ def read(run: Run) -> None:
     run.assignment = Assignment(run.root, run.name)
     run.assignment.source_notebook()  # one sentence when it is missing or unreadable
     run.fixtures = load(run.assignment)
+    run.rubric_problems = _rubric_problems(run)
+    for problem in run.rubric_problems:
+        run.say(f"Rubrics: {problem}.")
     if run.mutants_wanted:
         run.mutants, run.unparsable = derive(run.assignment.solutions())
     for cell in run.unparsable:
@@ -75,6 +79,18 @@ def read(run: Run) -> None:
     run.say(
         f"{run.name}: {len(run.assignment.test_cells())} test cells, {len(run.fixtures)} fixtures, "
         f"{len(run.mutants)} mutants of {len(run.assignment.solutions())} answer cells."
+    )
+
+
+def _rubric_problems(run: Run) -> list[str]:
+    """One sentence per problem of the rubrics of the assignment's written answers (``grader.rubrics``)."""
+    file = rubrics.path(run.root, run.name)
+    source = run.assignment.source_notebook()
+    return rubrics.problems(
+        file.read_text() if file.is_file() else None,
+        rubrics.written_cells(source),
+        autograded=run.assignment.test_cells(),
+        where=f"source/{run.name}/{rubrics.FILENAME}",
     )
 
 
@@ -185,6 +201,7 @@ def validate(
         source=source,
         when=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         release=run.release,
+        rubric_problems=run.rubric_problems,
     )
 
 

@@ -131,6 +131,8 @@ class Report:
     leaks: tuple[Leak, ...]
     quality: tuple[Quality, ...]
     stock: tuple[Disagreement, ...] | None
+    rubrics: tuple[str, ...] = ()
+    """One sentence per problem of the written answers' rubrics (``grader.rubrics``)."""
 
     @property
     def survivors(self) -> tuple[MutantVerdict, ...]:
@@ -138,7 +140,8 @@ class Report:
 
     def failures(self, strict: bool = False) -> list[str]:
         """One sentence per finding that fails the validation."""
-        found = [f"the instructor's solution loses {gid}: {message}" for gid, message in self.solution_lost]
+        found = [f"rubrics: {problem}" for problem in self.rubrics]
+        found += [f"the instructor's solution loses {gid}: {message}" for gid, message in self.solution_lost]
         found += [f"fixture {f.name}: {'; '.join(f.problems)}" for f in self.fixtures if not f.ok]
         found += [
             f"surviving mutant {m.id} ({m.operator}) in {m.cell}, line {m.line}: {' / '.join(m.diff)}"
@@ -183,6 +186,7 @@ def judge(
     source: Source,
     when: str,
     release: NotebookNode | None,
+    rubric_problems: Iterable[str] = (),
 ) -> Report:
     fixtures, mutants = list(fixtures), list(mutants)
     tests = assignment.test_cells()
@@ -266,6 +270,7 @@ def judge(
         leaks=_leaks(assignment, release, graded),
         quality=tuple(quality),
         stock=None if stock_graded is None else _disagreements(graded, stock_graded),
+        rubrics=tuple(rubric_problems),
     )
 
 

@@ -7,6 +7,7 @@
     queue/      who grades which job: local threads or a broker and workers (one ``Queue`` interface)
     records/    what is kept: the store, its tables and migrations, the notebooks' bytes
     dashboard/  what staff read: statistics, charts, regrade dry runs, exports
+    marking/    written answers graded by a person, by question and rubric, into nbgrader's gradebook
     web/        the HTTP edge (API, pages, exchange); HTTP status codes live only there
 
 ``config`` (settings, checked at start-up), ``hooks`` (the ``after_record`` seam) and ``serve``

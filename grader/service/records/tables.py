@@ -193,3 +193,45 @@ lti_scores = sa.Table(
     sa.Index("ix_grader_lti_scores_status_next", "status", "next_try_at"),
     sa.Index("ix_grader_lti_scores_student_assignment", "student", "assignment"),
 )
+# written answers graded by rubric (``grader.service.marking``): items staff edited, marks, and their audit
+rubric_items = sa.Table(
+    "grader_rubric_items",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("cell", sa.String(128), primary_key=True),
+    sa.Column("key", sa.String(8), primary_key=True),
+    sa.Column("points", sa.Float, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+)
+marks = sa.Table(
+    "grader_marks",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("cell", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("notebook", sa.String(128), nullable=False),
+    sa.Column("items", sa.Text, nullable=False),  # JSON: the keys applied
+    sa.Column("adjustment", sa.Float, nullable=False),
+    sa.Column("comment", sa.Text, nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),  # the answer's SHA-256 when it was marked
+    sa.Column("version", sa.Integer, nullable=False),  # 1 at the first save; a save names the one it started from
+    sa.Column("marked_by", sa.String(128), nullable=False),
+    sa.Column("marked_at", sa.DateTime, nullable=False),
+)
+mark_audit = sa.Table(
+    "grader_mark_audit",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.DateTime, nullable=False),
+    sa.Column("actor", sa.String(128), nullable=False),
+    sa.Column("assignment", sa.String(128), nullable=False),
+    sa.Column("cell", sa.String(128), nullable=False),
+    sa.Column("student", sa.String(128), nullable=False),
+    sa.Column("added", sa.Text, nullable=False),  # JSON: keys applied by this change
+    sa.Column("removed", sa.Text, nullable=False),  # JSON: keys taken off
+    sa.Column("old_score", sa.Float, nullable=True),
+    sa.Column("new_score", sa.Float, nullable=False),
+    sa.Column("what", sa.Text, nullable=False),
+    sa.Index("ix_grader_mark_audit_question", "assignment", "cell", "student"),
+)

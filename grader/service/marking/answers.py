@@ -1,0 +1,102 @@
+"""The students' written answers to one question, read from what nbgrader autograded, and grouped.
+
+An answer is the source of the student's written-answer cell in ``autograded/<student>/<assignment>/``
+(what ``nbgrader autograde`` and the service's workers write, and what formgrader shows). Answers that
+are the same once whitespace, letter case and Markdown emphasis are set aside are one ``Group``: a TA
+grades the group once, and may split a student out of it (``marks``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from ...rubrics import written_cells
+
+NO_ANSWER = "YOUR ANSWER HERE"
+"""What nbgrader puts in a written-answer cell it releases (``ClearSolutions.text_stub``)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    student: str
+    notebook: str
+    cell: str
+    text: str
+    cell_type: str
+
+    @property
+    def blank(self) -> bool:
+        """The student left the released text as it was (nbgrader scores it 0 by itself)."""
+        return normalise(self.text) in ("", normalise(NO_ANSWER))
+
+    @property
+    def digest(self) -> str:
+        """The answer's fingerprint as written: a new attempt with the same digest keeps its grade."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def same_as(self) -> str:
+        """The fingerprint of the normalised answer: equal for answers graded as one group."""
+        return hashlib.sha256(normalise(self.text).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Group:
+    same_as: str
+    answers: tuple[Answer, ...]
+
+    @property
+    def students(self) -> tuple[str, ...]:
+        return tuple(a.student for a in self.answers)
+
+
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)")
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed, letters in one case, Markdown emphasis and code ticks dropped."""
+    return re.sub(r"\s+", " ", _EMPHASIS.sub("", text)).strip().casefold()
+
+
+def read(course_root: Path, assignment: str, cell: str, students: Iterable[str] | None = None) -> list[Answer]:
+    """Every autograded student's answer to ``cell`` of ``assignment`` (sorted by student id)."""
+    found: list[Answer] = []
+    base = course_root / "autograded"
+    chosen = set(students) if students is not None else None
+    for folder in sorted(base.glob(f"*/{assignment}")):
+        student = folder.parent.name
+        if chosen is not None and student not in chosen:
+            continue
+        for path in sorted(folder.glob("*.ipynb")):
+            answer = _answer_in(path, student, cell)
+            if answer is not None:
+                found.append(answer)
+    return found
+
+
+def _answer_in(path: Path, student: str, cell: str) -> Answer | None:
+    try:
+        notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    except Exception:  # an unreadable notebook was graded 0 already; it holds no answer to show
+        return None
+    if cell not in written_cells(notebook):
+        return None
+    for candidate in notebook.cells:
+        if candidate.get("metadata", {}).get("nbgrader", {}).get("grade_id") == cell:
+            return Answer(student, path.stem, cell, str(candidate.source), str(candidate.cell_type))
+    return None
+
+
+def groups(answers: Iterable[Answer]) -> list[Group]:
+    """Answers grouped by their normalised text, the largest group first, then by first student."""
+    by: dict[str, list[Answer]] = {}
+    for answer in answers:
+        by.setdefault(answer.same_as, []).append(answer)
+    made = [Group(key, tuple(members)) for key, members in by.items()]
+    return sorted(made, key=lambda g: (-len(g.answers), g.answers[0].student))

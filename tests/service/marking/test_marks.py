@@ -1,0 +1,167 @@
+"""Grading written answers by rubric into nbgrader's own gradebook: groups, shared items, conflicts, the audit.
+
+Real nbgrader throughout: the course is released and the answers autograded by stock ``nbgrader autograde``;
+what a TA saves is read back through nbgrader's ``Gradebook`` (as formgrader reads it) and ``nbgrader export``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from grader import course
+from grader.errors import NotFound
+from grader.service.marking import answers, marks
+from grader.service.marking.marks import MarkConflict
+from grader.service.records.store import Store
+
+A = "ps2_autograd"
+CELL = "sum_gradient"
+CORRECT = Path(__file__).resolve().parents[2] / "fixtures" / "submissions" / A / "correct.ipynb"
+WRITTEN = {
+    "ada": "The gradient is **2x**: the mean divides by N = 4, the sum does not.",
+    "bob": "the gradient is 2x:   the mean divides by N = 4,\nthe sum does not.",  # the same, normalised
+    "cy": "It is x/2 as before.",
+    "dee": None,  # left as released
+}
+
+
+@dataclass
+class Course:
+    root: Path
+    store: Store
+    url: str
+
+
+def _submission(text: str | None) -> bytes:
+    nb = nbformat.read(CORRECT, as_version=4)
+    for cell in nb.cells:
+        if text is not None and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == CELL:
+            cell.source = text
+    return nbformat.writes(nb).encode()
+
+
+@pytest.fixture(scope="module")
+def course_(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Course]:
+    root = course.copy_course(tmp_path_factory.mktemp("marking") / "course")
+    course.generate_releases(root, [A])
+    for student, text in WRITTEN.items():
+        course.place_notebook(root, student, A, _submission(text))
+    course.autograde(root, A)
+    url = course.gradebook_url(root)
+    yield Course(root, Store(url, create=True), url)
+
+
+def _nbgrader_grade(url: str, student: str, cell: str = CELL) -> tuple[float, str | None, bool]:
+    with Gradebook(url) as gradebook:
+        grade = gradebook.find_grade(cell, A, A, student)
+        comment = gradebook.find_comment(cell, A, A, student)
+        return float(grade.score), comment.comment, bool(grade.needs_manual_grade)
+
+
+def test_answers_are_read_from_what_nbgrader_autograded_and_identical_ones_grouped(course_: Course) -> None:
+    found = answers.read(course_.root, A, CELL)
+    assert [a.student for a in found] == ["ada", "bob", "cy", "dee"]
+    assert [a.blank for a in found] == [False, False, False, True]
+    assert [g.students for g in answers.groups(found)] == [("ada", "bob"), ("cy",), ("dee",)]
+    # nbgrader itself: a changed answer waits for a person, the untouched one is already 0
+    assert _nbgrader_grade(course_.url, "ada")[2] is True
+    assert _nbgrader_grade(course_.url, "dee") == (0.0, "No response.", False)
+
+
+def test_a_group_graded_once_writes_each_members_score_and_comment_to_nbgrader(course_: Course) -> None:
+    rubric = marks.rubric(course_.store, course_.root, A, CELL)
+    group = answers.groups(answers.read(course_.root, A, CELL))[0]
+    saved = marks.save(
+        course_.store,
+        rubric,
+        assignment=A,
+        answers=group.answers,
+        items=["1", "2"],
+        comment="Say why N is 4.",
+        actor="ta-one",
+        expected={},
+    )
+    assert [(m.student, m.score, m.version) for m in saved] == [("ada", 2.0, 1), ("bob", 2.0, 1)]
+    for student in ("ada", "bob"):
+        score, comment, waiting = _nbgrader_grade(course_.url, student)
+        assert (score, waiting) == (2.0, False)
+        assert comment == (
+            "[+1] derives dL/dx = 2x for the sum of squares\n"
+            "[+1] the factor 4 is the number of elements N the mean divides by\n"
+            "Say why N is 4."
+        )
+    # stock nbgrader's export totals the autograded and the written points alike
+    out = course.nbgrader(course_.root, "export", "--to", str(course_.root / "grades.csv"))
+    assert "Exporting grades" in out or (course_.root / "grades.csv").exists()
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO((course_.root / "grades.csv").read_text()))}
+    autograded_only = float(rows["cy"]["raw_score"])
+    assert float(rows["ada"]["raw_score"]) == autograded_only + 2.0
+
+
+def test_a_second_ta_saving_over_a_first_sees_a_conflict_and_nothing_is_written(course_: Course) -> None:
+    rubric = marks.rubric(course_.store, course_.root, A, CELL)
+    (cy,) = answers.read(course_.root, A, CELL, students=["cy"])
+    marks.save(course_.store, rubric, assignment=A, answers=[cy], items=["m"], actor="ta-one", expected={})
+    with pytest.raises(MarkConflict) as raised:
+        marks.save(course_.store, rubric, assignment=A, answers=[cy], items=["1"], actor="ta-two", expected={})
+    message = str(raised.value)
+    assert message.startswith("ta-one saved sum_gradient for cy at ")
+    assert message.endswith(
+        "(items m, 0 points) after you opened it: nothing of yours was saved; keep theirs, or save yours again over it"
+    )
+    assert marks.marks(course_.store, A, CELL)["cy"].items == ("m",)
+    assert _nbgrader_grade(course_.url, "cy")[0] == 0.0
+    # choosing to save over it, from the version the conflict showed
+    marks.save(
+        course_.store,
+        rubric,
+        assignment=A,
+        answers=[cy],
+        items=["1"],
+        actor="ta-two",
+        expected={"cy": raised.value.theirs.version},
+    )
+    assert _nbgrader_grade(course_.url, "cy")[0] == 1.0
+
+
+def test_editing_a_shared_item_previews_then_rescores_every_answer_it_was_applied_to(course_: Course) -> None:
+    rubric = marks.rubric(course_.store, course_.root, A, CELL)
+    before = {s: m.score for s, m in marks.marks(course_.store, A, CELL).items()}
+    preview = marks.change_item(course_.store, rubric, assignment=A, key="1", points=0.5, actor="prof")
+    assert preview.summary == "3 score(s) of sum_gradient change, by -0.5 point(s)."
+    assert marks.marks(course_.store, A, CELL) and _nbgrader_grade(course_.url, "ada")[0] == before["ada"]  # unwritten
+    done = marks.change_item(course_.store, rubric, assignment=A, key="1", points=0.5, actor="prof", confirm=True)
+    assert done == preview
+    after = marks.marks(course_.store, A, CELL)
+    assert {s: after[s].score for s in ("ada", "bob", "cy")} == {"ada": 1.5, "bob": 1.5, "cy": 0.5}
+    assert _nbgrader_grade(course_.url, "bob")[0] == 1.5
+    assert marks.rubric(course_.store, course_.root, A, CELL).item("1").points == 0.5  # shared from now on
+    audit = marks.history(course_.store, A, CELL, "bob")
+    assert [(c.actor, c.added, c.removed, c.old_score, c.new_score) for c in audit] == [
+        ("ta-one", ("1", "2"), (), None, 2.0),
+        ("prof", (), (), 2.0, 1.5),
+    ]
+    assert audit[-1].what == "item 1 edited by prof: 1 -> 0.5 points"
+
+
+def test_a_key_the_rubric_lacks_or_a_student_never_autograded_is_one_sentence(course_: Course) -> None:
+    rubric = marks.rubric(course_.store, course_.root, A, CELL)
+    (ada,) = answers.read(course_.root, A, CELL, students=["ada"])
+    with pytest.raises(NotFound, match=r"^sum_gradient has no rubric item with key .z. \(it has 1, 2, 3, m\)$"):
+        marks.save(course_.store, rubric, assignment=A, answers=[ada], items=["z"], actor="ta", expected={"ada": 1})
+    ghost = answers.Answer("ghost", A, CELL, "text", "markdown")
+    with pytest.raises(NotFound, match="nbgrader's gradebook has no sum_gradient of ps2_autograd for ghost"):
+        marks.save(course_.store, rubric, assignment=A, answers=[ghost], items=["1"], actor="ta", expected={})
+    assert "ghost" not in marks.marks(course_.store, A, CELL)
+    with pytest.raises(NotFound, match="ps2_autograd has no written-answer question 'nope'"):
+        marks.rubric(course_.store, course_.root, A, "nope")
+    assert json.loads(json.dumps([c.what for c in marks.history(course_.store, A, CELL, "ghost")])) == []
