@@ -158,3 +158,45 @@ def test_an_assignment_without_a_source_notebook_gets_one_sentence(tmp_path: Pat
         in err
     )
     assert "Traceback" not in err
+
+
+def _with_written_answer(root: Path, rubric: str | None) -> None:
+    import nbformat
+
+    path = root / "source" / minicourse.NAME / f"{minicourse.NAME}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = nbformat.v4.new_markdown_cell("The update moves against the gradient because ...")
+    cell.id = "why-minus"
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "why_minus",
+        "locked": False,
+        "points": 2,
+        "schema_version": 3,
+        "solution": True,
+        "task": False,
+    }
+    nb.cells.append(cell)
+    nbformat.write(nb, path)
+    if rubric is not None:
+        (path.parent / "rubrics.toml").write_text(rubric)
+
+
+def test_a_rubric_that_cannot_reach_the_points_fails_with_one_sentence_and_a_good_one_passes(tmp_path: Path) -> None:
+    root = minicourse.make(tmp_path / "course")
+    _with_written_answer(root, '[why_minus]\nitems = [{ points = 1, text = "descent subtracts" }]\n')
+    code, out, err, report = validate(root, minicourse.NAME, "--no-mutants")
+    assert code == 1, out + err
+    assert report is not None
+    sentence = (
+        "rubrics: source/gd_step/rubrics.toml [why_minus]: the items cannot reach the cell's 2 points: the most an "
+        "answer can score is 1"
+    )
+    assert report["failures"] == [sentence]
+    assert "Rubrics of the written answers (source/<assignment>/rubrics.toml):" in out
+    assert "Traceback" not in out + err
+    good = root / "source" / minicourse.NAME / "rubrics.toml"
+    good.write_text('[why_minus]\nitems = [{ points = 1, text = "descent subtracts" }, { points = 1, text = "why" }]\n')
+    code, out, err, report = validate(root, minicourse.NAME, "--no-mutants")
+    assert code == 0, out + err
+    assert report is not None and report["rubrics"] == []
