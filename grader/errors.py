@@ -15,6 +15,8 @@ business (``grader.service.web.http``).
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class GraderError(Exception):
     """Base of every error the grader raises on purpose."""
@@ -78,6 +80,22 @@ class Forbidden(GraderError):
 
 class NotFound(GraderError):
     """The thing asked for does not exist."""
+
+
+class MarkConflict(GraderError):
+    """Another TA saved this written answer's mark after this TA opened it (``grader.service.marking.marks``):
+    nothing was written. ``theirs``: the mark they saved (who, when, items, score, version)."""
+
+    def __init__(self, student: str, cell: str, theirs: Any, expected: int) -> None:
+        self.student = student
+        self.cell = cell
+        self.theirs = theirs
+        self.expected = expected
+        super().__init__(
+            f"{theirs.marked_by} saved {cell} for {student} at {theirs.marked_at:%H:%M:%S} "
+            f"(items {', '.join(theirs.items) or 'none'}, {theirs.score:g} points) after you opened it: "
+            f"nothing of yours was saved; keep theirs, or save yours again over it"
+        )
 
 
 class InfrastructureError(GraderError):

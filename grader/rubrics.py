@@ -28,6 +28,7 @@ rubric. ``load`` raises ``RubricError`` with those sentences; nothing here raise
 from __future__ import annotations
 
 import enum
+import hashlib
 import math
 import re
 import tomllib
@@ -108,6 +109,12 @@ def written_cells(notebook: Any) -> dict[str, WrittenCell]:
                 str(meta["grade_id"]), float(meta.get("points", 0)), cell.cell_type
             )
     return found
+
+
+def answer_digest(text: str) -> str:
+    """The fingerprint of a written answer as the student wrote it: a mark applies to the answer with this digest
+    (a new attempt whose answer has the same digest keeps its grade)."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def path(root: Path, assignment: str) -> Path:

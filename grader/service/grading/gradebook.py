@@ -18,11 +18,18 @@ about which attempt counts.  Writing the same grade twice changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from ... import rubrics
 from ..config import ServiceConfig
+from ..records import tables
 from ..records.models import Grade, Submission
 from ..records.store import Store
 from ..rules.counting import counting
@@ -36,11 +43,14 @@ def record(
     grade: Grade,
     written: bool,
     conn: Connection | None = None,
+    autograded: Any = None,
 ) -> bool:
     """Make nbgrader's gradebook hold the attempt that counts once ``grade`` is recorded for ``submission``.
 
     ``written``: nbgrader already wrote ``grade``'s rows (the run completed).  ``conn``: the job's one
-    transaction, where there is one (the attempts are read in it).  Returns whether anything was written here.
+    transaction, where there is one (the attempts are read in it).  ``autograded``: the attempt's autograded
+    notebook, whose written answers keep their marks where unchanged (``carry_marks``).  Returns whether
+    anything was written here.
     """
     graded = dataclasses.replace(
         submission, status="graded", score=grade.score, max_score=grade.max_score, late_penalty=grade.late_penalty
@@ -52,6 +62,8 @@ def record(
     counts = counting(attempts, config.counting) or graded
     if counts.id == submission.id:
         if written:
+            if autograded is not None:
+                carry_marks(store, submission, notebook_name, autograded, conn)
             return False
         _write(config, submission, notebook_name, grade)
         return True
@@ -89,6 +101,79 @@ def _write(
                 cell_grade.needs_manual_grade = False
         notebook.late_submission_penalty = grade.late_penalty if penalty == -1.0 else penalty
         gradebook.db.commit()
+
+
+def carry_marks(
+    store: Store, submission: Submission, notebook_name: str, autograded: Any, conn: Connection | None
+) -> None:
+    """The TAs' marks of the written answers (``grader.service.marking``) after nbgrader autograded a new attempt.
+
+    nbgrader keeps a cell's ``manual_score`` when it grades a new attempt and flags it for review. Here an answer
+    whose text is unchanged keeps its mark (the score, no review needed); a changed answer loses it (its score
+    is cleared and it waits for a person, or is 0 if left as released, as nbgrader decides), and the audit says
+    so. Nothing happens for an assignment no TA has marked.
+    """
+    t = tables.marks
+    where = (t.c.assignment == submission.assignment, t.c.student == submission.student)
+    with bound(store, conn) as (connection, gradebook):
+        marks = {row.cell: row for row in connection.execute(sa.select(t).where(*where))}
+        if not marks:
+            return
+        answers = {
+            str(cell.metadata["nbgrader"]["grade_id"]): str(cell.source)
+            for cell in autograded.cells
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in marks
+        }
+        for cell, mark in marks.items():
+            grade = gradebook.find_grade(cell, notebook_name, submission.assignment, submission.student)
+            if cell in answers and rubrics.answer_digest(answers[cell]) == mark.digest:
+                grade.manual_score = mark.score
+                grade.needs_manual_grade = False
+                continue
+            grade.manual_score = None
+            grade.needs_manual_grade = grade.auto_score is None
+            comment = gradebook.find_comment(cell, notebook_name, submission.assignment, submission.student)
+            comment.manual_comment = None
+            connection.execute(sa.delete(t).where(*where, t.c.cell == cell))
+            connection.execute(
+                sa.insert(tables.mark_audit).values(
+                    at=submission.received_at,
+                    actor="grader",
+                    assignment=submission.assignment,
+                    cell=cell,
+                    student=submission.student,
+                    added="[]",
+                    removed=mark.items,
+                    old_score=mark.score,
+                    new_score=grade.auto_score,
+                    what=f"the answer changed in submission {submission.id}: its mark no longer applies, graded again",
+                )
+            )
+
+
+@contextmanager
+def bound(store: Store, conn: Connection | None = None) -> Iterator[tuple[Connection, Any]]:
+    """``conn`` (the job's transaction) or a transaction of its own, with nbgrader's look-ups (``find_grade``,
+    ``find_comment``) in a session on it: the service's rows and nbgrader's (one database) commit together."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy.orm import Session
+
+    with contextlib.ExitStack() as stack:
+        connection = conn if conn is not None else stack.enter_context(store.transaction())
+        session = Session(bind=connection, join_transaction_mode="rollback_only", autoflush=True)
+        stack.callback(session.close)
+        finder = _Looked(session, Gradebook)
+        yield connection, finder
+        session.flush()
+
+
+class _Looked:
+    """nbgrader's ``Gradebook`` look-ups on a session of ours (they read only ``self.db``)."""
+
+    def __init__(self, session: Any, gradebook: Any) -> None:
+        self.db = session
+        self.find_grade = gradebook.find_grade.__get__(self)
+        self.find_comment = gradebook.find_comment.__get__(self)
 
 
 def put_back(store: Store, config: ServiceConfig, submission: Submission, notebook_name: str) -> None:

@@ -104,9 +104,26 @@ def _gradebook(run: Run) -> None:
     # in one transaction, a lost claim rolls these rows back with the rest (``finish_job`` finds it lost)
     if run.connection is None and not p.store.holds(run.job):
         raise LostClaim(f"job {run.job.id} was taken over by another worker while it was graded here")
+    written = run.execution.written
     gradebook.record(
-        p.store, p.config, run.submission, run.notebook_name, run.grade, run.execution.completed, run.connection
+        p.store,
+        p.config,
+        run.submission,
+        run.notebook_name,
+        run.grade,
+        run.execution.completed,
+        run.connection,
+        autograded=written.autograded if written is not None else _autograded(run.execution),
     )
+
+
+def _autograded(execution: Execution) -> object:
+    """The autograded notebook as read back from ``autograded/`` (a course whose steps do not note it)."""
+    import nbformat
+
+    if execution.notebook is None or not execution.completed:
+        return None
+    return nbformat.read(execution.notebook, as_version=4)  # type: ignore[no-untyped-call]
 
 
 def _record(run: Run) -> None:

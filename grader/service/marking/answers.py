@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from ...rubrics import written_cells
+from ...rubrics import answer_digest, written_cells
 
 NO_ANSWER = "YOUR ANSWER HERE"
 """What nbgrader puts in a written-answer cell it releases (``ClearSolutions.text_stub``)."""
@@ -38,7 +38,7 @@ class Answer:
     @property
     def digest(self) -> str:
         """The answer's fingerprint as written: a new attempt with the same digest keeps its grade."""
-        return hashlib.sha256(self.text.encode()).hexdigest()
+        return answer_digest(self.text)
 
     @property
     def same_as(self) -> str:

@@ -23,8 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,24 +33,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import rubrics
-from ...errors import GraderError, NotFound
+from ...errors import MarkConflict, NotFound
+from ..grading.gradebook import bound
 from ..records import tables
 from ..records.store import Store
-
-
-class MarkConflict(GraderError):
-    """Another TA saved this answer's mark after this TA opened it: nothing was written."""
-
-    def __init__(self, student: str, cell: str, theirs: Mark, expected: int) -> None:
-        self.student = student
-        self.cell = cell
-        self.theirs = theirs
-        self.expected = expected
-        super().__init__(
-            f"{theirs.marked_by} saved {cell} for {student} at {theirs.marked_at:%H:%M:%S} "
-            f"(items {', '.join(theirs.items) or 'none'}, {theirs.score:g} points) after you opened it: "
-            f"nothing of yours was saved; keep theirs, or save yours again over it"
-        )
 
 
 @dataclass(frozen=True)
@@ -81,7 +66,7 @@ class Change:
     added: tuple[str, ...]
     removed: tuple[str, ...]
     old_score: float | None
-    new_score: float
+    new_score: float | None
     what: str
 
 
@@ -160,7 +145,7 @@ def save(
     at = now or _now()
     score = grading.score(keys, adjustment)
     saved: list[Mark] = []
-    with _written(store) as (conn, gradebook):
+    with bound(store) as (conn, gradebook):
         current = {m.student: m for m in _marks(conn, assignment, grading.cell)}
         for answer in answers:
             before = current.get(answer.student)
@@ -219,7 +204,7 @@ def change_item(
     if not confirm:
         return change
     at = now or _now()
-    with _written(store) as (conn, gradebook):
+    with bound(store) as (conn, gradebook):
         _put_item(conn, assignment, grading.cell, after)
         for mark in _marks(conn, assignment, grading.cell):
             if key not in mark.items:
@@ -274,32 +259,6 @@ def comment_text(mark: Mark, grading: rubrics.Rubric) -> str:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
-
-
-@contextmanager
-def _written(store: Store) -> Iterator[tuple[Connection, Any]]:
-    """One transaction for the service's rows and nbgrader's (they share the database): nbgrader's own look-ups
-    (``find_grade``, ``find_comment``) run in a session on the service's connection, so both commit or neither."""
-    from sqlalchemy.orm import Session
-
-    with store.transaction() as conn:
-        session = Session(bind=conn, join_transaction_mode="rollback_only", autoflush=True)
-        try:
-            yield conn, _Gradebook(session)
-            session.flush()
-        finally:
-            session.close()
-
-
-class _Gradebook:
-    """nbgrader's ``Gradebook`` look-ups on a session of ours (they read only ``self.db``)."""
-
-    def __init__(self, session: Any) -> None:
-        from nbgrader.api import Gradebook
-
-        self.db = session
-        self.find_grade = Gradebook.find_grade.__get__(self)
-        self.find_comment = Gradebook.find_comment.__get__(self)
 
 
 def _marks(conn: Connection, assignment: str, cell: str) -> list[Mark]:

@@ -231,7 +231,7 @@ mark_audit = sa.Table(
     sa.Column("added", sa.Text, nullable=False),  # JSON: keys applied by this change
     sa.Column("removed", sa.Text, nullable=False),  # JSON: keys taken off
     sa.Column("old_score", sa.Float, nullable=True),
-    sa.Column("new_score", sa.Float, nullable=False),
+    sa.Column("new_score", sa.Float, nullable=True),  # None: graded again by a person
     sa.Column("what", sa.Text, nullable=False),
     sa.Index("ix_grader_mark_audit_question", "assignment", "cell", "student"),
 )

@@ -23,7 +23,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, me, pages, similarity
+from . import auth, exchange_api, http, hub, lti, marking, me, pages, similarity
 
 if TYPE_CHECKING:
     from ...engine.kernels.kernel import Zygote
@@ -278,6 +278,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote
         *hub.routes,
         *lti.routes,
         *similarity.routes,
+        *marking.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}

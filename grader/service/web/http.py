@@ -25,6 +25,7 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.LaunchRefused: 401,  # LTI launch (grader.service.lti)
     errors.Forbidden: 403,
     errors.NotFound: 404,
+    errors.MarkConflict: 409,  # two TAs saved one written answer (grader.service.marking)
     errors.InfrastructureError: 503,
     errors.LmsRefused: 502,  # the LMS refused a score or line item (grader.service.lti.ags)
     errors.LmsError: 502,  # the LMS failed or refused (grader.service.lti.services)

@@ -18,9 +18,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader import course
-from grader.errors import NotFound
+from grader.errors import MarkConflict, NotFound
 from grader.service.marking import answers, marks
-from grader.service.marking.marks import MarkConflict
 from grader.service.records.store import Store
 
 A = "ps2_autograd"

@@ -50,7 +50,7 @@ def upgrade() -> None:
         sa.Column("added", sa.Text, nullable=False),
         sa.Column("removed", sa.Text, nullable=False),
         sa.Column("old_score", sa.Float, nullable=True),
-        sa.Column("new_score", sa.Float, nullable=False),
+        sa.Column("new_score", sa.Float, nullable=True),  # None: graded again by a person
         sa.Column("what", sa.Text, nullable=False),
     )
     op.create_index("ix_grader_mark_audit_question", "grader_mark_audit", ["assignment", "cell", "student"])

@@ -1,0 +1,103 @@
+"""What the grading page shows: an assignment's written questions, and one question's answers one group at a time.
+
+Groups of identical answers are graded together (``answers.groups``); answers left as released are not
+shown (nbgrader scored them 0 already). A group counts as graded when every member has a mark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from ... import rubrics
+from ...errors import StudentError
+from ..records.store import Store
+from . import answers
+from . import marks as recorded
+from .marks import Change, Mark
+
+
+@dataclass(frozen=True)
+class Summary:
+    cell: str
+    points: float
+    answers: int
+    graded: int
+    groups: int
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One group of one question, as the page shows it."""
+
+    assignment: str
+    rubric: rubrics.Rubric
+    index: int
+    groups: tuple[answers.Group, ...]
+    marks: dict[str, Mark]
+    history: tuple[Change, ...]
+
+    @property
+    def group(self) -> answers.Group:
+        return self.groups[self.index]
+
+    @property
+    def mark(self) -> Mark | None:
+        """The group's mark: its first member's (a group is saved whole)."""
+        return self.marks.get(self.group.answers[0].student)
+
+    @property
+    def graded_groups(self) -> int:
+        return sum(1 for g in self.groups if all(s in self.marks for s in g.students))
+
+    @property
+    def versions(self) -> list[int]:
+        """The mark version of each member of the group, in order (0: not graded yet)."""
+        return [self.marks[s].version if s in self.marks else 0 for s in self.group.students]
+
+    def find(self, same_as: str, size: int) -> answers.Group:
+        """The group a form was filled in for, as it is now; ``StudentError`` if it changed meanwhile."""
+        for group in self.groups:
+            if group.same_as == same_as and len(group.answers) == size:
+                return group
+        raise StudentError(
+            "the answers of this group changed since the page was opened (a student submitted again): nothing was "
+            "saved; open the question again"
+        )
+
+
+def written(course_root: Path, assignment: str) -> dict[str, rubrics.WrittenCell]:
+    source = course_root / "source" / assignment / f"{assignment}.ipynb"
+    return rubrics.written_cells(nbformat.read(source, as_version=4))  # type: ignore[no-untyped-call]
+
+
+def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
+    """Each written question of ``assignment``: its answers, how many are graded, in how many groups."""
+    found = []
+    for cell in written(course_root, assignment).values():
+        given = [a for a in answers.read(course_root, assignment, cell.grade_id) if not a.blank]
+        marked = recorded.marks(store, assignment, cell.grade_id)
+        found.append(
+            Summary(
+                cell.grade_id,
+                cell.points,
+                len(given),
+                sum(1 for a in given if a.student in marked),
+                len(answers.groups(given)),
+            )
+        )
+    return found
+
+
+def show(store: Store, course_root: Path, assignment: str, cell: str, index: int = 0) -> Shown | None:
+    """Group ``index`` (clamped) of the answers to ``cell``, with the rubric and the marks; None: no answer."""
+    rubric = recorded.rubric(store, course_root, assignment, cell)
+    groups = tuple(answers.groups(a for a in answers.read(course_root, assignment, cell) if not a.blank))
+    if not groups:
+        return None
+    index = min(max(index, 0), len(groups) - 1)
+    members = set(groups[index].students)
+    history = tuple(c for c in recorded.history(store, assignment, cell) if c.student in members)
+    return Shown(assignment, rubric, index, groups, recorded.marks(store, assignment, cell), history)

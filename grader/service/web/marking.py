@@ -1,0 +1,148 @@
+"""The grading-by-question pages: parse, call ``grader.service.marking``, render.
+
+``/admin/assignments/{name}/written`` lists the written questions with their progress;
+``/admin/assignments/{name}/written/{cell}?g=N`` shows group N of one question's answers (names hidden
+unless ``names=1``), the rubric as checkboxes (each with its key), an adjustment and a comment. Saving goes to
+the next group; a conflict with another TA's save shows both and saves nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mistune
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ...errors import MarkConflict, NotFound, StudentError
+from ..config import ServiceConfig
+from ..marking import marks, questions
+from . import http, sessions
+from .pages import render
+
+_markdown = mistune.create_markdown(escape=True)
+# The page runs one script, its own file from this site: a student's answer can hold no script that runs.
+POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'"
+SCRIPT = Path(__file__).parent / "static" / "marking-keys.js"
+
+
+def answer_html(text: str) -> Markup:
+    """The student's Markdown as HTML; any HTML they wrote is shown as text, never run."""
+    return Markup(str(_markdown(text)))
+
+
+async def written_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    config: ServiceConfig = request.app.state.config
+    name = request.path_params["name"]
+    found = await run_in_threadpool(questions.overview, request.app.state.store, config.course_root, name)
+    return render(request, "written.html", user=user, assignment=name, questions=found)
+
+
+async def question_page(request: Request) -> Response:
+    user = sessions.staff(request)
+    return await _question(request, user, notice=request.query_params.get("saved", ""))
+
+
+async def question_post(request: Request) -> Response:
+    user = sessions.staff(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    name, cell = request.path_params["name"], request.path_params["cell"]
+    index = _int(str(form.get("g", "0")), "the group")
+    shown = await run_in_threadpool(questions.show, request.app.state.store, config.course_root, name, cell, index)
+    if shown is None:
+        raise NotFound(f"no answer to {cell} has been autograded yet")
+    # the group is named by its answers' fingerprint and its members by position, never by name on the page
+    group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
+    expected = {s: _int(str(form.get(f"v.{i}", "0")), "a version") for i, s in enumerate(group.students)}
+    items = [str(v) for v in form.getlist("item")]
+    try:
+        adjustment = float(str(form.get("adjustment", "0") or "0"))
+    except ValueError:
+        raise StudentError("the adjustment must be a number of points, such as -0.5 or 1") from None
+    try:
+        await run_in_threadpool(
+            marks.save,
+            request.app.state.store,
+            shown.rubric,
+            assignment=name,
+            answers=group.answers,
+            items=items,
+            adjustment=adjustment,
+            comment=str(form.get("comment", "")),
+            actor=user.id,
+            expected=expected,
+        )
+    except MarkConflict as conflict:
+        mine = {"items": items, "adjustment": adjustment, "comment": form.get("comment")}
+        status = http.status_of(conflict)
+        names = form.get("names") == "1"
+        return await _question(request, user, index=index, conflict=conflict, mine=mine, status=status, names=names)
+    shown_names = "&names=1" if form.get("names") == "1" else ""
+    following = min(index + 1, len(shown.groups) - 1)
+    return RedirectResponse(f"{request.url.path}?g={following}{shown_names}&saved={index}", status_code=303)
+
+
+async def _question(
+    request: Request,
+    user: Any,
+    notice: str = "",
+    index: int | None = None,
+    conflict: Any = None,
+    mine: dict[str, Any] | None = None,
+    status: int = 200,
+    names: bool = False,
+) -> Response:
+    config: ServiceConfig = request.app.state.config
+    name, cell = request.path_params["name"], request.path_params["cell"]
+    at = index if index is not None else _int(request.query_params.get("g", "0"), "the group")
+    shown = await run_in_threadpool(questions.show, request.app.state.store, config.course_root, name, cell, at)
+    names = request.query_params.get("names") == "1" or (
+        conflict is not None and request.query_params.get("names") == "1"
+    )
+    saved = None
+    if notice.isdigit() and shown is not None:
+        saved = int(notice) + 1
+    response = render(
+        request,
+        "question.html",
+        status=status,
+        user=user,
+        assignment=name,
+        cell=cell,
+        shown=shown,
+        names=names,
+        saved=saved,
+        conflict=conflict,
+        mine=mine,
+        answer_html=answer_html,
+    )
+    response.headers["Content-Security-Policy"] = POLICY
+    return response
+
+
+async def keys_script(request: Request) -> Response:
+    """The grading page's script (``static/marking-keys.js``): one key per rubric item."""
+    sessions.staff(request)
+    return Response(SCRIPT.read_bytes(), media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
+def _int(value: str, what: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise StudentError(f"{what} must be a whole number, not {value!r}") from None
+
+
+routes = [
+    Route("/admin/marking-keys.js", keys_script, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written", written_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/{cell}", question_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/{cell}", question_post, methods=["POST"], include_in_schema=False),
+]

@@ -1,0 +1,184 @@
+"""Grading written answers by question in a real browser: keyboard alone, axe-core's WCAG 2.2 AA rules, conflicts.
+
+A real ``grader serve`` grades three ps2 submissions (two identical written answers, one other); a TA grades the
+question in Debian's Chromium by keys only; the scores land in nbgrader's own gradebook; a second TA who saves
+over the first sees a conflict and nothing of theirs is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ...browser import ARTIFACTS, launched, require_chromium
+from ..conftest import QUICK, Server, fixture_bytes, grade, running_server
+
+require_chromium()
+
+from axe_playwright_python.sync_playwright import Axe  # noqa: E402
+from nbgrader.api import Gradebook  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+A = "ps2_autograd"
+CELL = "sum_gradient"
+WCAG_22_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}}
+ANSWERS = {
+    "alice": "The gradient is **2x**: the mean divides by $N = 4$, the sum does not. <script>alert(1)</script>",
+    "bob": "the gradient is 2x: the mean divides by $N = 4$,  the sum does not. <script>alert(1)</script>",
+    "carol": "It stays x/2.",
+}
+
+
+def _with_answer(text: str) -> bytes:
+    nb = json.loads(fixture_bytes(A, "correct"))
+    for cell in nb["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == CELL:
+            cell["source"] = text
+    return json.dumps(nb).encode()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    for server in running_server(tmp_path_factory.mktemp("marking-page"), QUICK):
+        for student, text in ANSWERS.items():
+            result = grade(server, student, A, _with_answer(text))
+            assert result["status"] == "graded", result
+        yield server, {"ta": server.token("ta-one", "ta"), "ta2": server.token("ta-two", "ta")}
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    with launched() as browser:
+        yield browser
+
+
+def _page(chromium: Browser, server: Server, token: str) -> Page:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(server.url + "/login")
+    page.get_by_label("Your access token").fill(token)
+    page.get_by_label("Your access token").press("Enter")
+    page.wait_for_url(lambda url: "/login" not in url)
+    return page
+
+
+def _no_violations(page: Page) -> None:
+    results = Axe().run(page, options=WCAG_22_AA)
+    assert results.violations_count == 0, results.generate_report()
+
+
+def _nbgrader_score(server: Server, student: str) -> float:
+    with Gradebook(f"sqlite:///{server.root / 'gradebook.db'}") as gradebook:
+        return float(gradebook.find_grade(CELL, A, A, student).score)
+
+
+def test_a_ta_grades_a_question_by_keyboard_alone_and_nbgrader_holds_the_scores(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    server, tokens = served
+    page = _page(chromium, server, tokens["ta"])
+    page.goto(f"{server.url}/admin/assignments/{A}")
+    page.get_by_role("link", name="Written answers").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=f"Written answers of {A}")).to_be_visible()
+    row = page.get_by_role("row", name=CELL)
+    expect(row).to_contain_text("3")  # three answers
+    expect(page.get_by_role("progressbar", name=f"{CELL}: 0 of 3 answers graded")).to_be_visible()
+    _no_violations(page)
+
+    page.get_by_role("link", name=CELL).focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=f"Grading {CELL} of {A}")).to_be_visible()
+    expect(page.get_by_role("heading", name="2 identical answers")).to_be_visible()
+    expect(page.get_by_text("Names hidden while grading.")).to_be_visible()
+    expect(page.locator(".answer strong")).to_have_text("2x")  # Markdown rendered
+    expect(page.locator(".answer")).to_contain_text("<script>alert(1)</script>")  # shown as text, never run
+    assert "alice" not in page.content() and "bob" not in page.content()
+    _no_violations(page)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "grading-by-question.png"), full_page=True)
+
+    page.locator("body").focus()
+    page.keyboard.press("1")
+    expect(page.get_by_role("status")).to_contain_text("Items add up to 1 points.")
+    page.keyboard.press("2")
+    expect(page.get_by_role("status")).to_contain_text("Applied 2 +1: the factor 4")
+    expect(page.get_by_role("status")).to_contain_text("Items add up to 2 points.")
+    page.keyboard.press("c")
+    page.keyboard.type("Say what happens for N elements.")
+    page.keyboard.press("Escape")
+    page.keyboard.press("s")
+    expect(page.get_by_role("status")).to_have_text("Saved group 1.")
+    expect(page.get_by_text("1 of 2 groups graded · group 2 of 2")).to_be_visible()
+    assert _nbgrader_score(server, "alice") == _nbgrader_score(server, "bob") == 2.0
+
+    page.keyboard.press("p")
+    expect(page.get_by_text("Graded by ta-one: 2 of 3 points.")).to_be_visible()
+    expect(page.get_by_role("table")).to_contain_text("1, 2")  # the change, in the audit
+    expect(page.get_by_label("Comment for the student")).to_have_value("Say what happens for N elements.")
+    _no_violations(page)
+    page.context.close()
+
+
+def test_a_second_ta_saving_over_a_first_sees_both_and_nothing_of_theirs_is_written(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    server, tokens = served
+    url = f"{server.url}/admin/assignments/{A}/written/{CELL}?g=1&names=1"
+    first, second = _page(chromium, server, tokens["ta"]), _page(chromium, server, tokens["ta2"])
+    first.goto(url)
+    second.goto(url)
+    expect(first.get_by_text("carol")).to_be_visible()  # names shown on request
+    first.get_by_label("m -1: gives x/2").check()
+    first.get_by_role("button", name="Save and go to the next group").click()
+    expect(first.get_by_role("status")).to_have_text("Saved group 2.")
+    second.get_by_label("1 +1: derives").check()
+    second.get_by_role("button", name="Save and go to the next group").click()
+    alert = second.get_by_role("alert")
+    expect(alert).to_contain_text("Not saved: ta-one saved sum_gradient for carol at")
+    expect(alert).to_contain_text("Their items: m, 0 points")
+    expect(second.get_by_label("1 +1: derives")).to_be_checked()  # their own choice, kept in the form
+    _no_violations(second)
+    assert _nbgrader_score(server, "carol") == 0.0
+    second.get_by_role("button", name="Save and go to the next group").click()  # over theirs, knowingly
+    expect(second.get_by_role("status")).to_have_text("Saved group 2.")
+    assert _nbgrader_score(server, "carol") == 1.0
+    for page in (first, second):
+        page.context.close()
+
+
+def test_the_page_sends_a_policy_that_runs_only_its_own_script(served: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = served
+    with server.client(None) as client:
+        client.cookies.set("grader_session", tokens["ta"])
+        page = client.get(f"/admin/assignments/{A}/written/{CELL}")
+        script = client.get("/admin/marking-keys.js")
+    assert page.status_code == 200 and page.headers["content-security-policy"].startswith("script-src 'self'")
+    assert script.status_code == 200 and "rubric item" in script.text
+    assert Path(server.root / "source" / A / "rubrics.toml").exists()
+
+
+def test_a_new_attempt_keeps_the_mark_of_an_unchanged_answer_and_a_changed_one_is_graded_again(
+    served: tuple[Server, dict[str, str]],
+) -> None:
+    """(after the first test graded alice and bob's group: 2 points each)"""
+    from grader.service.marking import marks
+
+    server, _ = served
+    assert _nbgrader_score(server, "alice") == _nbgrader_score(server, "bob") == 2.0
+    assert grade(server, "alice", A, _with_answer(ANSWERS["alice"]))["status"] == "graded"
+    assert grade(server, "bob", A, _with_answer("Now I think it is x/2."))["status"] == "graded"
+    with Gradebook(f"sqlite:///{server.root / 'gradebook.db'}") as gradebook:
+        alice = gradebook.find_grade(CELL, A, A, "alice")
+        bob = gradebook.find_grade(CELL, A, A, "bob")
+        assert (alice.manual_score, alice.needs_manual_grade) == (2.0, False)
+        assert (bob.manual_score, bob.needs_manual_grade) == (None, True)
+        assert gradebook.find_comment(CELL, A, A, "bob").manual_comment is None
+    assert set(marks.marks(server.store, A, CELL)) == {"alice", "carol"}
+    (change,) = [c for c in marks.history(server.store, A, CELL, "bob") if c.actor == "grader"]
+    assert change.old_score == 2.0 and change.new_score is None and change.removed == ("1", "2")
+    assert change.what.startswith("the answer changed in submission ")
+    assert change.what.endswith(": its mark no longer applies, graded again")
