@@ -19,7 +19,7 @@ from grader.checks import misconceptions
 from grader.engine.doors import batch
 from tests.fixtures.build import fixtures
 from tests.fixtures.grading import place, results
-from tests.fixtures.spec import Fixture, grade_id, instructor_solutions
+from tests.fixtures.spec import Fixture, instructor_solutions
 from tests.graded import ASSIGNMENTS, LATE_STUDENT, SOURCE_STUDENT, Graded
 
 CASES = [(a, f) for a in ASSIGNMENTS for f in fixtures(a)]
@@ -83,7 +83,9 @@ def test_late_submission_loses_ten_percent_per_started_day(graded: dict[str, Gra
         late = gradebook.find_submission(assignment, LATE_STUDENT)
         on_time = gradebook.find_submission(assignment, "correct")
         assert late.total_seconds_late == pytest.approx(44 * 3600)
-        assert late.score == on_time.score == on_time.max_score
+        autograded = sum(c.max_score for c in graded[assignment].cells("correct").values())
+        # nbgrader's max_score holds the written answers' points too, which a person gives (0 until then)
+        assert late.score == on_time.score == autograded < on_time.max_score
         assert late.late_submission_penalty == pytest.approx(0.2 * late.score)
         assert on_time.late_submission_penalty == 0
 
@@ -130,7 +132,8 @@ def test_every_correct_solution_gets_full_marks_under_both_graders(
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_test_cell_is_aimed_at_by_some_fixture(assignment: str) -> None:
     nb = nbformat.read(course.REPO_ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
-    test_cells = {grade_id(c) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    graded_by = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    test_cells = {m["grade_id"] for m in graded_by if m.get("grade") and not m.get("solution")}  # written answers: TAs'
     aimed = {gid for f in fixtures(assignment) for gid in f.fails}
     assert test_cells - aimed == set()
 

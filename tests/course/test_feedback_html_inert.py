@@ -226,7 +226,7 @@ def test_stock_generate_feedback_html_is_inert_and_keeps_the_scores(graded: Path
         assert active_parts(path.read_text()) == [], student
     # a correct student's feedback is intact: full marks, every test cell listed, the code shown
     full = _score(texts["correct"])
-    assert full[0] == full[1] > 0
+    assert full[0] > 0 and full[1] - full[0] == 5  # the written answers' 5 points, given by a person (0 until then)
     assert _score(texts["hostile"]) == full  # what the student displayed costs nothing and hides nothing
     assert _score(texts["hostile-wrong"])[0] < full[0]
     for text in texts.values():

@@ -75,6 +75,7 @@ def test_every_graded_task_has_a_visible_and_a_hidden_test(assignment: str) -> N
     source, release = _source_and_release(assignment)
     visible = {grade_id(c): c.source for c in release.cells}
     tests = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    tests = [c for c in tests if not c.metadata["nbgrader"].get("solution")]  # written answers are graded by TAs
     assert tests
     for cell in tests:
         assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id(cell)} has no hidden test"

@@ -67,11 +67,12 @@ def _rows(root: Path, student: str) -> tuple[Any, ...] | None:
         except MissingEntry:
             return None
         notebook = submission.notebooks[0]
+        written = {c.name for c in notebook.notebook.solution_cells}  # the written answers, graded by a person
         return (
             submission.timestamp,
             submission.extension,
             notebook.late_submission_penalty,
-            tuple((g.name, g.auto_score, g.needs_manual_grade) for g in notebook.grades),
+            tuple((g.name, g.auto_score, g.needs_manual_grade) for g in notebook.grades if g.name not in written),
             tuple((c.name, c.auto_comment) for c in notebook.comments),
         )
 

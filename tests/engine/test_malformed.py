@@ -83,6 +83,8 @@ def test_an_old_empty_notebook_scores_zero_and_says_what_was_missing(outcome: tu
     assert all(c.score == 0 for c in results(root, A)["nbformat-3"].values())
     graded = nbformat.read(root / "autograded" / "nbformat-3" / A / f"{A}.ipynb", as_version=4)
     notes = mending.read_notes(graded)
-    assert len(notes) == 21 and "The answer cell `mean_square_loss` (`mean_square_loss`) was not found" in notes[0]
+    assert len(notes) == 23  # 9 answer cells (2 of them written answers) and 13 test cells missing, and the curve
+    assert "The answer cell `sum_gradient` was not found" in notes[0]  # a written answer, first in the notebook
+    assert any("The answer cell `mean_square_loss` (`mean_square_loss`) was not found" in n for n in notes)
     # ps2's curve (grader.variants) was lost with everything else: put back with the student's own value
     assert notes[-1].startswith("The cell `curve_values` with your assignment's values was missing: it was put back")

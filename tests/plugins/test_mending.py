@@ -47,7 +47,7 @@ def test_an_ordinary_notebook_is_left_exactly_as_it_was() -> None:
     before = copy.deepcopy(nb)
     mended = mending.mend(nb, RELEASE)
     assert mended.notes == ()
-    assert mended.matched == sum(1 for r in RELEASE if r.graded) == 20  # 7 answer cells, 13 test cells
+    assert mended.matched == sum(1 for r in RELEASE if r.graded) == 22  # 7 code answers, 2 written, 13 test cells
     assert nb == before
 
 

@@ -182,7 +182,8 @@ def test_a_cell_that_assigns_a_variant_name_is_named_in_the_notes(
     )
     slope, intercept = shop(REASSIGNS)
     pins = [c.source for c in autograded(root, REASSIGNS).cells if c.metadata.get("grader_variant_pin")]
-    tests = [c for c in autograded(root, REASSIGNS).cells if c.metadata.get("nbgrader", {}).get("grade")]
+    graded_cells = [c.metadata.get("nbgrader", {}) for c in autograded(root, REASSIGNS).cells]
+    tests = [m for m in graded_cells if m.get("grade") and not m.get("solution")]  # not the written answers
     pin = f"TRUE_SLOPE, TRUE_INTERCEPT = {slope!r}, {intercept!r}  # your own values (grader.variants)"
     assert pins == [pin] * len(tests)
     assert not [c for c in autograded(root, CORRECT).cells if c.metadata.get("grader_variant_pin")]

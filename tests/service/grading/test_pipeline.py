@@ -53,7 +53,8 @@ def _gradebook_points(config: ServiceConfig, student: str) -> dict[str, float]:
 
     with Gradebook(config.db_url) as book:
         notebook = book.find_submission(A, student).notebooks[0]
-        return {g.name: float(g.score) for g in notebook.grades}
+        written = {c.name for c in notebook.notebook.solution_cells}  # the written answers: a person's
+        return {g.name: float(g.score) for g in notebook.grades if g.name not in written}
 
 
 def _spy_on_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
