@@ -66,6 +66,14 @@ class RateLimited(StudentError):
     """The student submitted moments ago."""
 
 
+class RegradeRefused(StudentError):
+    """A regrade request that cannot be made: the question is not released, or its deadline has passed."""
+
+
+class RegradeAlreadyAsked(StudentError):
+    """A student asked for a regrade of a question a second time (one request per question)."""
+
+
 class AuthError(GraderError):
     """No valid credentials."""
 

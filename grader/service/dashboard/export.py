@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ...errors import NotFound
 from ..config import ServiceConfig
 from ..grading.intake import received_at_utc
-from ..records.models import Recorded, Submission, TestResult
+from ..records.models import Recorded, Submission
 from ..records.store import Store
 from ..rules.counting import final_score
+from ..rules.written import written
 
 if TYPE_CHECKING:
     from .stats import Standings
@@ -137,11 +138,12 @@ def canvas_csv(store: Store, config: ServiceConfig) -> str:
 GRADESCOPE_VISIBILITY = {"immediate": "visible", "after_deadline": "after_due_date", "score_only": "hidden"}
 
 
-def gradescope_results(config: ServiceConfig, submission: Submission, tests: tuple[TestResult, ...]) -> dict[str, Any]:
+def gradescope_results(store: Store, config: ServiceConfig, submission: Submission) -> dict[str, Any]:
     """One graded submission in Gradescope's autograder ``results.json`` format.
 
-    ``score`` is the final score (after the late penalty); each test cell is a test with its
-    points, status and message; visibility follows the assignment's feedback policy.
+    ``score`` is the final score (after the late penalty) with the released written answers' points
+    (``rules.written``); each test cell is a test with its points, status and message, each released
+    written answer one more; visibility follows the assignment's feedback policy.
     """
     if submission.status != "graded":
         raise NotFound(f"submission {submission.id} is {submission.status}, not graded")
@@ -152,8 +154,23 @@ def gradescope_results(config: ServiceConfig, submission: Submission, tests: tup
         lines.append(f"Late penalty: -{penalty:g}.")
     if submission.reason:
         lines.append(submission.reason)
+    tests = store.results(submission.id)
+    marked = written(store, submission.assignment, submission.student)
+    answers = [q for q in marked.questions if q.released]
+    extra = [
+        {
+            "name": f"written answer {q.cell}",
+            "number": str(len(tests) + number),
+            "score": q.points or 0.0,
+            "max_score": q.max_points,
+            "status": "passed" if (q.points or 0.0) >= q.max_points else "failed",
+            "output": "graded by a person (see the course's feedback for the rubric items and comment)",
+            "visibility": "visible",
+        }
+        for number, q in enumerate(answers, start=1)
+    ]
     return {
-        "score": (submission.score or 0.0) - penalty,
+        "score": (submission.score or 0.0) - penalty + sum(q.points or 0.0 for q in answers),
         "output": "\n".join(lines),
         "visibility": "visible",
         "stdout_visibility": "hidden",
@@ -168,7 +185,8 @@ def gradescope_results(config: ServiceConfig, submission: Submission, tests: tup
                 "visibility": visibility,
             }
             for number, test in enumerate(tests, start=1)
-        ],
+        ]
+        + extra,
     }
 
 
@@ -212,7 +230,7 @@ def _gradescope_zip(store: Store, config: ServiceConfig, book: Standings, assign
         for student in book.students:
             chosen = book.entries[(student, assignment)].counting
             if chosen is not None:
-                body = gradescope_results(config, chosen, store.results(chosen.id))
+                body = gradescope_results(store, config, chosen)
                 archive.writestr(f"{student}/results.json", json.dumps(body, indent=2))
     return buffer.getvalue()
 

@@ -18,7 +18,7 @@ from ..config import ServiceConfig
 from ..records.models import Submission, TestResult
 from ..records.store import Store
 from ..records.tables import jobs, now, submissions
-from ..rules import deadlines
+from ..rules import deadlines, written
 from ..rules.counting import counting, final_score
 
 LIKELY_CAUSE = re.compile(r"Likely cause \[([a-z0-9-]+)\]")
@@ -45,6 +45,7 @@ class Entry:
     last_submission: dt.datetime | None
     counting: Submission | None  # the graded attempt that counts, if any
     late: bool  # the counting attempt came in after the (extended) due date
+    written: float = 0.0  # the released written answers' points (``rules.written``)
 
     @property
     def raw(self) -> float | None:
@@ -56,7 +57,10 @@ class Entry:
 
     @property
     def final(self) -> float | None:
-        return None if self.counting is None else final_score(self.counting.score, self.counting.late_penalty)
+        """The autograded final score with the released written answers' points."""
+        if self.counting is None:
+            return None
+        return final_score(self.counting.score, self.counting.late_penalty) + self.written
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ def standings(store: Store, config: ServiceConfig) -> Standings:
     students = tuple(sorted(set(roster) | {student for student, _ in by_pair}))
     entries = {}
     for info in assignments:
+        marked = written.everyone(store, info.name, list(students))
         for student in students:
             attempts = by_pair.get((student, info.name), [])
             chosen = counting(attempts, config.counting)
@@ -130,6 +135,7 @@ def standings(store: Store, config: ServiceConfig) -> Standings:
                 last_submission=attempts[-1].received_at if attempts else None,
                 counting=chosen,
                 late=chosen is not None and is_late(chosen, info, extensions.get((student, info.name))),
+                written=marked[student].points if chosen is not None else 0.0,
             )
     return Standings(assignments, students, entries)
 

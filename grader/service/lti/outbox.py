@@ -2,11 +2,14 @@
 
 ``record`` is the one way in: the ``after_record`` hook ``lti-ags`` calls it after every recorded
 grade (a first grade, a resubmission, a regrade: a regrade is a recorded grade). It reads the
-counting final score (``rules.counting``) and inserts one row; no HTTP happens there, so grading
+counting final score (``rules.counting``) with the released written answers' points (``rules.written``: while
+a written answer is ungraded or unreleased the score goes as ``PendingManual``, then ``FullyGraded``) and
+inserts one row; no HTTP happens there, so grading
 never waits for the LMS. Extensions, due dates and the late policy change a score only through a
 regrade (the penalty is recorded with the grade), so they arrive by the hook too. What changes the
 counting score without a recorded grade (a regrade that fails for good, so another attempt counts;
-the counting rule changed between two starts) is found by ``reconcile``, which the sender runs at
+the counting rule changed between two starts; written answers' grades released or changed) is found by
+``reconcile``, which the sender runs at
 start and every ``RECONCILE_S``, and which calls ``record`` as well.
 
 ``drain`` sends (``ags.send``), one sender at a time across processes (a lease in
@@ -36,6 +39,7 @@ from sqlalchemy.engine import Engine
 from ...errors import LmsError, LmsRefused
 from ..records.store import DATABASE_ERRORS
 from ..records.tables import lti_contexts, lti_members, lti_scores, now, settings
+from ..rules import written
 from ..rules.counting import counting, counting_attempt, final_score
 from . import ags
 
@@ -80,6 +84,7 @@ class Passback:
     status: str  # pending | sent | failed
     score_given: float
     score_maximum: float
+    grading_progress: str
     recorded_at: dt.datetime
     attempts: int
     next_try_at: dt.datetime
@@ -94,15 +99,16 @@ def record(store: Store, config: ServiceConfig, student: str, assignment: str) -
     counts = counting_attempt(store, config, student, assignment)
     if counts is None:
         return None
+    total = _total(store, counts)
     with store.engine.begin() as conn:
         ident = conn.execute(
             lti_scores.insert().values(
                 student=student,
                 assignment=assignment,
-                score_given=final_score(counts.score, counts.late_penalty),
-                score_maximum=float(counts.max_score or 0.0),
+                score_given=total.given,
+                score_maximum=total.maximum,
                 activity_progress="Completed",
-                grading_progress="FullyGraded",
+                grading_progress=total.grading_progress,
                 recorded_at=at,
                 status="pending",
                 attempts=0,
@@ -112,6 +118,15 @@ def record(store: Store, config: ServiceConfig, student: str, assignment: str) -
         ).inserted_primary_key[0]  # type: ignore[index]
     WAKE.set()
     return int(ident)
+
+
+def _total(store: Store, counts: Submission) -> written.Total:
+    """The counting attempt's final score with the written answers' released points (``rules.written``)."""
+    return written.combined(
+        final_score(counts.score, counts.late_penalty),
+        float(counts.max_score or 0.0),
+        written.written(store, counts.assignment, counts.student),
+    )
 
 
 def after_record(store: Store, config: ServiceConfig, recorded: Recorded) -> None:
@@ -211,6 +226,7 @@ def passback(engine: Engine, student: str | None = None) -> dict[tuple[str, str]
             r.status,
             r.score_given,
             r.score_maximum,
+            r.grading_progress,
             r.recorded_at,
             r.attempts,
             r.next_try_at,
@@ -241,8 +257,12 @@ def reconcile(store: Store, config: ServiceConfig) -> int:
         known = latest.get((student, assignment))
         if counts is None:
             continue
-        now_given, now_max = final_score(counts.score, counts.late_penalty), float(counts.max_score or 0.0)
-        if known is None or (now_given, now_max) != (known.score_given, known.score_maximum):
+        total = _total(store, counts)
+        if known is None or (total.given, total.maximum, total.grading_progress) != (
+            known.score_given,
+            known.score_maximum,
+            known.grading_progress,
+        ):
             queued += record(store, config, student, assignment) is not None
     return queued
 

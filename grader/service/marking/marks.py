@@ -115,10 +115,10 @@ def rubric(store: Store, course_root: Path, assignment: str, cell: str) -> rubri
     return dataclasses.replace(base, items=tuple(edited.get(i.key, i) for i in base.items))
 
 
-def marks(store: Store, assignment: str, cell: str) -> dict[str, Mark]:
-    """Every student's mark on one question, by student."""
+def marks(store: Store, assignment: str, cell: str, student: str | None = None) -> dict[str, Mark]:
+    """Every student's mark on one question (or only ``student``'s), by student."""
     with store.engine.connect() as conn:
-        return {m.student: m for m in _marks(conn, assignment, cell)}
+        return {m.student: m for m in _marks(conn, assignment, cell, student)}
 
 
 def save(
@@ -261,9 +261,12 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
 
-def _marks(conn: Connection, assignment: str, cell: str) -> list[Mark]:
+def _marks(conn: Connection, assignment: str, cell: str, student: str | None = None) -> list[Mark]:
     t = tables.marks
-    rows = conn.execute(sa.select(t).where(t.c.assignment == assignment, t.c.cell == cell).order_by(t.c.student))
+    query = sa.select(t).where(t.c.assignment == assignment, t.c.cell == cell)
+    if student is not None:
+        query = query.where(t.c.student == student)
+    rows = conn.execute(query.order_by(t.c.student))
     return [
         Mark(
             row.assignment,

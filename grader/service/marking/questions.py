@@ -6,13 +6,16 @@ shown (nbgrader scored them 0 already). A group counts as graded when every memb
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import sqlalchemy as sa
 
 from ... import rubrics
 from ...errors import StudentError
+from ..records import tables
 from ..records.store import Store
 from . import answers
 from . import marks as recorded
@@ -26,6 +29,8 @@ class Summary:
     answers: int
     graded: int
     groups: int
+    released: bool = False
+    regrades_until: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ def written(course_root: Path, assignment: str) -> dict[str, rubrics.WrittenCell
 def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
     """Each written question of ``assignment``: its answers, how many are graded, in how many groups."""
     found = []
+    shown = released(store, assignment)
     for cell in written(course_root, assignment).values():
         given = [a for a in answers.read(course_root, assignment, cell.grade_id) if not a.blank]
         marked = recorded.marks(store, assignment, cell.grade_id)
@@ -86,17 +92,32 @@ def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
                 len(given),
                 sum(1 for a in given if a.student in marked),
                 len(answers.groups(given)),
+                cell.grade_id in shown,
+                shown.get(cell.grade_id),
             )
         )
     return found
 
 
-def show(store: Store, course_root: Path, assignment: str, cell: str, index: int = 0) -> Shown | None:
-    """Group ``index`` (clamped) of the answers to ``cell``, with the rubric and the marks; None: no answer."""
+def released(store: Store, assignment: str) -> dict[str, dt.datetime | None]:
+    """The questions of ``assignment`` released to students, with until when regrades may be asked."""
+    t = tables.mark_releases
+    with store.reader.connect() as conn:
+        rows = conn.execute(sa.select(t.c.cell, t.c.regrades_until).where(t.c.assignment == assignment))
+        return {row.cell: row.regrades_until for row in rows}
+
+
+def show(
+    store: Store, course_root: Path, assignment: str, cell: str, index: int = 0, student: str | None = None
+) -> Shown | None:
+    """Group ``index`` (clamped; or the group of ``student``'s answer) of the answers to ``cell``, with the rubric
+    and the marks; None: no answer."""
     rubric = recorded.rubric(store, course_root, assignment, cell)
     groups = tuple(answers.groups(a for a in answers.read(course_root, assignment, cell) if not a.blank))
     if not groups:
         return None
+    if student is not None:
+        index = next((i for i, g in enumerate(groups) if student in g.students), index)
     index = min(max(index, 0), len(groups) - 1)
     members = set(groups[index].students)
     history = tuple(c for c in recorded.history(store, assignment, cell) if c.student in members)

@@ -18,9 +18,12 @@ from . import pooling
 assignment = sa.table(
     "assignment", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("duedate", sa.DateTime)
 )
-notebook = sa.table("notebook", sa.column("name", sa.String), sa.column("assignment_id", sa.String))
+notebook = sa.table(
+    "notebook", sa.column("id", sa.String), sa.column("name", sa.String), sa.column("assignment_id", sa.String)
+)
 submitted_assignment = sa.table(
     "submitted_assignment",
+    sa.column("id", sa.String),
     sa.column("assignment_id", sa.String),
     sa.column("student_id", sa.String),
     sa.column("extension", sa.Interval),
@@ -41,3 +44,24 @@ def engine(db_url: str) -> sa.Engine:
 def reader(db_url: str) -> sa.Engine:
     """``engine(db_url)`` for one-statement reads: no BEGIN, no ROLLBACK on a database server (``pooling.reader``)."""
     return pooling.reader(engine(db_url))
+
+
+# the cells and grades behind written answers (``rules.written``): a manually graded answer is a grade cell with
+# a solution cell of the same name in the same notebook (nbgrader's cells share ``base_cell``, by ``type``)
+base_cell = sa.table(
+    "base_cell",
+    sa.column("id", sa.String),
+    sa.column("name", sa.String),
+    sa.column("notebook_id", sa.String),
+    sa.column("type", sa.String),
+)
+grade_cells = sa.table("grade_cells", sa.column("id", sa.String), sa.column("max_score", sa.Float))
+grade = sa.table(
+    "grade",
+    sa.column("cell_id", sa.String),
+    sa.column("notebook_id", sa.String),
+    sa.column("auto_score", sa.Float),
+    sa.column("manual_score", sa.Float),
+    sa.column("needs_manual_grade", sa.Boolean),
+)
+submitted_notebook = sa.table("submitted_notebook", sa.column("id", sa.String), sa.column("assignment_id", sa.String))

@@ -235,3 +235,29 @@ mark_audit = sa.Table(
     sa.Column("what", sa.Text, nullable=False),
     sa.Index("ix_grader_mark_audit_question", "assignment", "cell", "student"),
 )
+# released to students (per question), until when they may ask for a regrade, and their requests
+mark_releases = sa.Table(
+    "grader_mark_releases",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("cell", sa.String(128), primary_key=True),
+    sa.Column("released_by", sa.String(128), nullable=False),
+    sa.Column("released_at", sa.DateTime, nullable=False),
+    sa.Column("regrades_until", sa.DateTime, nullable=True),  # None: no regrade request may be made
+)
+regrade_requests = sa.Table(
+    "grader_regrade_requests",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("assignment", sa.String(128), nullable=False),
+    sa.Column("cell", sa.String(128), nullable=False),
+    sa.Column("student", sa.String(128), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("asked_at", sa.DateTime, nullable=False),
+    sa.Column("score_asked", sa.Float, nullable=True),  # the question's score when the student asked
+    sa.Column("reply", sa.Text, nullable=True),  # None: open
+    sa.Column("replied_by", sa.String(128), nullable=True),
+    sa.Column("replied_at", sa.DateTime, nullable=True),
+    sa.Column("score_replied", sa.Float, nullable=True),  # the score when staff replied
+    sa.UniqueConstraint("assignment", "cell", "student", name="uq_grader_regrade_requests_once"),
+)

@@ -205,8 +205,8 @@ def set_due_date(config: ServiceConfig, assignment: str, due: dt.datetime | None
         gradebook.update_or_create_assignment(assignment, duedate=due)
 
 
-def parse_due(text: str) -> dt.datetime | None:
-    """A due date typed into the settings page (``YYYY-MM-DDTHH:MM``, UTC); empty for none."""
+def parse_due(text: str, what: str = "the due date") -> dt.datetime | None:
+    """A date typed into a page (``YYYY-MM-DDTHH:MM``, UTC; ``what`` it is, for the error); empty for none."""
     from ...errors import StudentError
 
     text = text.strip()
@@ -215,7 +215,7 @@ def parse_due(text: str) -> dt.datetime | None:
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise StudentError(f"the due date {text!r} is not a date and time like 2026-12-01T17:00 (UTC)") from None
+        raise StudentError(f"{what} {text!r} is not a date and time like 2026-12-01T17:00 (UTC)") from None
     if value.tzinfo is not None:
         value = value.astimezone(dt.UTC).replace(tzinfo=None)
     return value

@@ -23,7 +23,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, marking, me, pages, similarity
+from . import auth, exchange_api, http, hub, lti, marking, me, pages, regrades, similarity
 
 if TYPE_CHECKING:
     from ...engine.kernels.kernel import Zygote
@@ -273,12 +273,14 @@ def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote
         Route("/api/admin/grades.csv", grades_csv, methods=["GET"]),
         Route("/api/admin/regrade", regrade, methods=["POST"]),
         *exchange_api.routes,
+        *regrades.api_routes,
         *pages.routes,
         *me.routes,
         *hub.routes,
         *lti.routes,
         *similarity.routes,
         *marking.routes,
+        *regrades.routes,
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}

@@ -40,7 +40,7 @@ async def download_results_json(request: Request) -> Response:
     submission = store.submission(request.path_params["submission_id"])
     if submission is None:
         raise NotFound("no such submission")
-    body = export.gradescope_results(request.app.state.config, submission, store.results(submission.id))
+    body = export.gradescope_results(store, request.app.state.config, submission)
     return _attachment(json.dumps(body, indent=2), f"results-{submission.id}.json", "application/json")
 
 

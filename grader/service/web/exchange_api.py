@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from ...errors import NotFound, StudentError
 from ...variants import secret as variant_secret
 from ..config import ServiceConfig
 from ..grading import feedback
+from ..marking import release
 from ..records.store import Store
 from ..rules import deadlines
 from . import auth
@@ -113,7 +115,7 @@ def _points(value: Any) -> str:
     return f"{value:g}" if isinstance(value, int | float) else "–"
 
 
-def feedback_html(view: dict[str, Any], notebook: str) -> str:
+def feedback_html(view: dict[str, Any], notebook: str, written: Sequence[release.Released] = ()) -> str:
     """A self-contained, student-safe feedback page for one graded attempt (everything escaped)."""
     e = html.escape
     title = f"Feedback: {view['assignment']} / {notebook}"
@@ -148,15 +150,38 @@ def feedback_html(view: dict[str, Any], notebook: str) -> str:
         parts.append("</table>")
     if "tests_hidden_until" in view:
         parts.append(f"<p>Per-test results are shown {e(view['tests_hidden_until'])}.</p>")
+    parts.extend(_written_html(written))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _written_html(written: Sequence[release.Released]) -> list[str]:
+    """The released written answers: each one's points, rubric items applied and comment."""
+    if not written:
+        return []
+    e = html.escape
+    parts = ["<h2>Written answers (graded by course staff)</h2>"]
+    for answer in written:
+        got = "not graded yet" if answer.points is None else f"{answer.points:g} of {answer.max_points:g} points"
+        parts.append(f"<h3>{e(answer.cell)}: {got}</h3>")
+        if answer.items:
+            parts.append("<table><tr><th>points</th><th>rubric item</th></tr>")
+            parts.extend(f"<tr><td>{i.points:+g}</td><td>{e(i.text)}</td></tr>" for i in answer.items)
+            parts.append("</table>")
+        if answer.comment:
+            parts.append(f'<p class="comment"><strong>Comment:</strong> {e(answer.comment)}</p>')
+    return parts
 
 
 def feedback_listing(config: ServiceConfig, store: Store, student: str, assignment: str | None) -> list[dict[str, Any]]:
     """Every attempt of ``student`` (optionally of one assignment), with a feedback page when graded."""
     notebooks: dict[str, str] = {}
     answer = []
-    for submission in store.submissions(student=student, assignment=assignment):
+    own = store.submissions(student=student, assignment=assignment)
+    # the written answers' grades go with each assignment's newest graded attempt: the one nbgrader holds
+    newest = {s.assignment: s.id for s in own if s.status == "graded"}
+    marked = release.student_view(store, config.course_root, student, list(newest))
+    for submission in own:
         view = feedback.view(config, submission, store.results(submission.id), staff=False)
         if submission.assignment not in notebooks:
             folder = config.course_root / config.release_directory / submission.assignment
@@ -165,7 +190,10 @@ def feedback_listing(config: ServiceConfig, store: Store, student: str, assignme
         notebook = notebooks[submission.assignment]
         item: dict[str, Any] = {**view, "notebook": notebook}
         if submission.status == "graded":
-            item["html"] = feedback_html(view, notebook)
+            written = [w for w in marked if w.assignment == submission.assignment]
+            item["html"] = feedback_html(
+                view, notebook, written if newest[submission.assignment] == submission.id else ()
+            )
         answer.append(item)
     return answer
 

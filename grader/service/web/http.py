@@ -21,6 +21,8 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.LateConfirmationNeeded: 409,
     errors.TooManyAttempts: 403,
     errors.RateLimited: 429,
+    errors.RegradeRefused: 403,  # written answers' regrade requests (grader.service.marking.regrades)
+    errors.RegradeAlreadyAsked: 409,
     errors.AuthError: 401,
     errors.LaunchRefused: 401,  # LTI launch (grader.service.lti)
     errors.Forbidden: 403,

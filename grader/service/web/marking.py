@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import mistune
 from markupsafe import Markup
@@ -20,7 +21,9 @@ from starlette.routing import Route
 
 from ...errors import MarkConflict, NotFound, StudentError
 from ..config import ServiceConfig
-from ..marking import marks, questions
+from ..lti import outbox
+from ..marking import marks, questions, release
+from ..rules import deadlines
 from . import http, sessions
 from .pages import render
 
@@ -40,7 +43,41 @@ async def written_page(request: Request) -> Response:
     config: ServiceConfig = request.app.state.config
     name = request.path_params["name"]
     found = await run_in_threadpool(questions.overview, request.app.state.store, config.course_root, name)
-    return render(request, "written.html", user=user, assignment=name, questions=found)
+    notice = request.query_params.get("done", "")
+    return render(request, "written.html", user=user, assignment=name, questions=found, notice=notice)
+
+
+async def release_post(request: Request) -> Response:
+    """Release the chosen questions' grades to students (with a regrade deadline), or withdraw them."""
+    user = sessions.staff(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    name = request.path_params["name"]
+    cells = [str(c) for c in form.getlist("cell")]
+    if not cells:
+        raise StudentError("tick at least one question to release or withdraw")
+    if form.get("action") == "withdraw":
+        for cell in cells:
+            await run_in_threadpool(release.withdraw, request.app.state.store, name, cell)
+        done = f"Withdrawn: {', '.join(cells)}. Students no longer see these grades."
+    else:
+        until = deadlines.parse_due(str(form.get("regrades_until", "")), "the regrade deadline")
+        chosen = await run_in_threadpool(
+            release.release,
+            request.app.state.store,
+            config.course_root,
+            name,
+            cells,
+            actor=user.id,
+            regrades_until=until,
+        )
+        done = f"Released: {', '.join(chosen)}. " + (
+            f"Students may ask for a regrade until {until:%Y-%m-%d %H:%M} UTC." if until else "No regrade requests."
+        )
+    if "lti-ags" in config.after_record:  # the LMS gets the scores with the released points now, not at the next check
+        await run_in_threadpool(outbox.reconcile, request.app.state.store, config)
+    return RedirectResponse(f"/admin/assignments/{name}/written?{urlencode({'done': done})}", status_code=303)
 
 
 async def question_page(request: Request) -> Response:
@@ -102,10 +139,10 @@ async def _question(
     config: ServiceConfig = request.app.state.config
     name, cell = request.path_params["name"], request.path_params["cell"]
     at = index if index is not None else _int(request.query_params.get("g", "0"), "the group")
-    shown = await run_in_threadpool(questions.show, request.app.state.store, config.course_root, name, cell, at)
-    names = request.query_params.get("names") == "1" or (
-        conflict is not None and request.query_params.get("names") == "1"
-    )
+    student = request.query_params.get("student") or None  # from a regrade request: that student's answer
+    store = request.app.state.store
+    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, at, student)
+    names = request.query_params.get("names") == "1" or student is not None
     saved = None
     if notice.isdigit() and shown is not None:
         saved = int(notice) + 1
@@ -143,6 +180,7 @@ def _int(value: str, what: str) -> int:
 routes = [
     Route("/admin/marking-keys.js", keys_script, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written", written_page, methods=["GET"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/release", release_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_post, methods=["POST"], include_in_schema=False),
 ]

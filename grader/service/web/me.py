@@ -18,8 +18,9 @@ from starlette.routing import Route
 from ...errors import GraderError, NotFound, StudentError
 from ..config import ServiceConfig
 from ..grading import feedback, intake
+from ..marking import release
 from ..records import finished
-from ..records.models import Submission
+from ..records.models import Submission, User
 from ..records.store import Store
 from . import http, progress, sessions
 from .pages import history, render
@@ -47,17 +48,33 @@ def _me_progress(request: Request, submission: Submission) -> progress.Progress:
     return progress.of(feedback.view(request.app.state.config, submission, store.results(submission.id), staff=False))
 
 
+def _context(request: Request, user: User) -> dict[str, Any]:
+    """The page's attempts (``pages.history``) and released written answers (``marking.release``)."""
+    context = history(request, user.id, staff=False)
+    names = [a.name for a in context["assignments"]]
+    config: ServiceConfig = request.app.state.config
+    context["written"] = release.student_view(request.app.state.store, config.course_root, user.id, names)
+    return context
+
+
 async def me(request: Request) -> Response:
     """The student's own page; ``?submitted=ID`` (after an upload) adds that submission's status, which the
-    page's script keeps up to date (without it, a reload does)."""
+    page's script keeps up to date (without it, a reload does); ``?regrade=`` says a regrade request was sent."""
     user = sessions.user(request)
-    context = history(request, user.id, staff=False)
+    context = await run_in_threadpool(_context, request, user)
     submission = _own_submission(request, user.id, request.query_params.get("submitted", ""))
     shown = None if submission is None else await run_in_threadpool(_me_progress, request, submission)
     warnings = request.query_params.getlist("warning") if shown else []
+    warnings += request.query_params.getlist("regrade")[:1]
     return _me_page(
         request, user=user, progress=shown, reload_hint=progress.RELOAD_HINT, error="", warnings=warnings, **context
     )
+
+
+async def me_page_with_error(request: Request, user: User, error: str, status: int) -> Response:
+    """``/me`` with ``error`` said at the top (a refused upload or regrade request): nothing was stored."""
+    context = await run_in_threadpool(_context, request, user)
+    return _me_page(request, status, user=user, progress=None, error=error, warnings=[], **context)
 
 
 async def me_status(request: Request) -> Response:
@@ -109,9 +126,7 @@ async def me_submit(request: Request) -> Response:
         confirm = str(form.get("confirm_late", "")) == "true"
         accepted = intake.accept(request.app.state.store, config, user.id, assignment, data, confirm)
     except GraderError as error:
-        context = history(request, user.id, staff=False)
-        status = http.status_of(error)
-        return _me_page(request, status, user=user, progress=None, error=str(error), warnings=[], **context)
+        return await me_page_with_error(request, user, str(error), http.status_of(error))
     request.app.state.workers.notify()
     query = urlencode([("submitted", str(accepted.id))] + [("warning", w) for w in accepted.warnings])
     return RedirectResponse(f"/me?{query}", status_code=303)

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nbformat
 import pytest
 import sqlalchemy as sa
 
+from grader import course, rubrics
 from grader.errors import ConfigurationError
 from grader.service import config as service_config
 from grader.service import hooks
@@ -38,6 +40,12 @@ P2 = "ps2_autograd"
 # the hook on, and a short back-off: 0.5 s, doubling, at most 2 s
 SETTINGS = QUICK + 'c.GraderService.after_record = ["lti-ags"]\n'
 SETTINGS += "c.GraderService.lti_retry_s = 0.5\nc.GraderService.lti_retry_max_s = 2\n"
+
+
+def written_max(assignment: str) -> float:
+    """The points of the assignment's written answers (graded by a person): part of the LMS's maximum."""
+    source = course.REPO_ROOT / "source" / assignment / f"{assignment}.ipynb"
+    return sum(c.points for c in rubrics.written_cells(nbformat.read(source, as_version=4)).values())
 
 
 @pytest.fixture(scope="module")
@@ -155,13 +163,14 @@ def ada(service: Server, lms: LMS) -> dict[str, Any]:
 def test_a_recorded_grade_reaches_the_lms(service: Server, lms: LMS, ada: dict[str, Any]) -> None:
     (score,) = lms.ags.scores_of(P1, ada["user"])
     assert score["scoreGiven"] == ada["final_score"] == ada["max_score"] > 0
-    assert score["scoreMaximum"] == ada["max_score"]
-    assert (score["activityProgress"], score["gradingProgress"]) == ("Completed", "FullyGraded")
+    # the written answers' points are part of the maximum; until staff grade and release them, the LMS is told so
+    assert score["scoreMaximum"] == ada["max_score"] + written_max(P1)
+    assert (score["activityProgress"], score["gradingProgress"]) == ("Completed", "PendingManual")
     assert ada["before"] <= stamp(score) <= now()
     assert score["timestamp"].endswith("+00:00")
     item = lms.ags.item_for(P1)
     assert item is not None
-    assert (item["label"], item["scoreMaximum"], item["tag"]) == (P1, ada["max_score"], "grade")
+    assert (item["label"], item["scoreMaximum"], item["tag"]) == (P1, ada["max_score"] + written_max(P1), "grade")
     # the tool asked for exactly the scopes each call needs, with a token it got by its signed assertion
     assert frozenset({LINEITEM_SCOPE}) in lms.grants and frozenset({SCORE_SCOPE}) in lms.grants
     (row,) = rows(service, "ada")
@@ -194,7 +203,7 @@ def test_an_extension_and_a_regrade_send_the_new_score(service: Server, lms: LMS
     with service.client(admin) as client:
         assert client.post("/api/admin/regrade", json={"student": "bea", "assignment": P2}).status_code == 202
     both = eventually("bea's regraded score", lambda: (s := lms.ags.scores_of(P2, user)) and len(s) == 2 and s)
-    assert both[1]["scoreGiven"] == late["max_score"] == both[1]["scoreMaximum"]
+    assert both[1]["scoreGiven"] == late["max_score"] == both[1]["scoreMaximum"] - written_max(P2)
     assert stamp(both[1]) > stamp(both[0])
     eventually("both recorded as sent", lambda: [r.status for r in rows(service, "bea")] == ["sent", "sent"])
 
@@ -251,7 +260,7 @@ def test_a_line_item_deleted_on_the_lms_is_made_again(service: Server, lms: LMS,
     row = eventually("sent", lambda: settled(service, "ada", queued))
     assert row.status == "sent"
     new = lms.ags.item_for(P1)
-    assert new is not None and new["id"] != old["id"] and new["scoreMaximum"] == ada["max_score"]
+    assert new is not None and new["id"] != old["id"] and new["scoreMaximum"] == ada["max_score"] + written_max(P1)
     (score,) = lms.ags.scores[new["id"]]
     assert score["scoreGiven"] == ada["final_score"]
     assert abs((stamp(score) - row.recorded_at).total_seconds()) < 0.001  # the time it was recorded, not sent
@@ -327,7 +336,7 @@ def test_a_forgotten_line_item_is_found_by_its_resource_id_and_a_new_maximum_is_
     with engine.begin() as conn:
         conn.execute(lti_line_items.delete().where(lti_line_items.c.assignment == P1))
     count = len(lms.ags.items)
-    maximum = ada["max_score"]
+    maximum = ada["max_score"] + written_max(P1)
 
     def score(points: float, out_of: float) -> ags.Score:
         return ags.Score("eve", P1, points, out_of, "Completed", "FullyGraded", now())
@@ -409,7 +418,8 @@ def test_a_student_who_launched_from_the_lms_gets_their_grade_there(service: Ser
     assert answer.status_code == 202, answer.text
     result = service.wait_graded(token, answer.json()["id"], timeout=300)
     (score,) = eventually("the learner's score in the LMS", lambda: lms.ags.scores_of(P1, "lms-sub-7f3a"))
-    assert score["scoreGiven"] == result["final_score"] and score["scoreMaximum"] == result["max_score"]
+    assert score["scoreGiven"] == result["final_score"]
+    assert score["scoreMaximum"] == result["max_score"] + written_max(P1)
     assert eventually("sent", lambda: (r := rows(service, user.id)) and settled(service, user.id, r[-1].id)).status == (
         "sent"
     )
@@ -425,3 +435,49 @@ def test_the_scores_url_keeps_the_line_item_url_s_query() -> None:
     assert ags.scores_url("https://canvas.example/api/lti/courses/1/line_items/7/") == (
         "https://canvas.example/api/lti/courses/1/line_items/7/scores"
     )
+
+
+def test_released_written_grades_reach_the_lms_as_fully_graded(service: Server, lms: LMS) -> None:
+    """cal's ps1 goes to the LMS as PendingManual; a TA grades her written answers and staff release them on the
+    written-answers page: the LMS gets the autograded and written points, FullyGraded."""
+    from grader.service.marking import answers, marks
+    from grader.service.web.sessions import csrf_value
+
+    user = link(service, lms, "cal")
+    notebook = nbformat.reads(fixture_bytes(P1, "correct").decode(), as_version=4)
+    for cell in notebook.cells:  # she answers the written questions
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in written_cells(P1):
+            cell.source = "A view shares the storage; only the strides change."
+    token = service.token("cal")
+    with service.client(token) as client:
+        sent = submit(client, P1, nbformat.writes(notebook).encode())
+    assert sent.status_code == 202, sent.text
+    result = service.wait_graded(token, sent.json()["id"], timeout=300)
+    first = eventually("cal's pending score", lambda: lms.ags.scores_of(P1, user))
+    assert first[-1]["gradingProgress"] == "PendingManual"
+    given = 0.0
+    for cell in written_cells(P1):
+        rubric = marks.rubric(service.store, service.root, P1, cell)
+        for answer in answers.read(service.root, P1, cell, students=["cal"]):
+            chosen = [i.key for i in rubric.items if i.points > 0][:1]
+            (saved,) = marks.save(
+                service.store, rubric, assignment=P1, answers=[answer], items=chosen, actor="ta", expected={}
+            )
+            given += saved.score
+    assert given > 0
+    token = service.token("ags-releaser", "admin")
+    with httpx.Client(base_url=service.url, timeout=60, cookies={COOKIE: token}) as client:
+        form = {"csrf": csrf_value(token), "action": "release", "cell": written_cells(P1)}
+        answer = client.post(f"/admin/assignments/{P1}/written/release", data=form)
+        assert answer.status_code == 303, answer.text
+    last = eventually(
+        "cal's released score",
+        lambda: (s := lms.ags.scores_of(P1, user)) and s[-1]["gradingProgress"] == "FullyGraded" and s,
+    )[-1]
+    assert last["scoreGiven"] == result["final_score"] + given
+    assert last["scoreMaximum"] == result["max_score"] + written_max(P1)
+
+
+def written_cells(assignment: str) -> list[str]:
+    source = course.REPO_ROOT / "source" / assignment / f"{assignment}.ipynb"
+    return list(rubrics.written_cells(nbformat.read(source, as_version=4)))

@@ -182,3 +182,101 @@ def test_a_new_attempt_keeps_the_mark_of_an_unchanged_answer_and_a_changed_one_i
     assert change.old_score == 2.0 and change.new_score is None and change.removed == ("1", "2")
     assert change.what.startswith("the answer changed in submission ")
     assert change.what.endswith(": its mark no longer applies, graded again")
+
+
+def test_staff_release_a_question_the_student_reads_it_and_asks_for_a_regrade_by_keyboard(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    """(after the tests above: alice's answer 2 of 3 points, with a comment.) Until staff release the question,
+    alice sees nothing of it; then she reads the items and comment on /me and asks for a regrade, once; the TA
+    replies from the queue; alice reads the reply, on /me, through the Lab's API and on the feedback page."""
+    server, tokens = served
+    alice = server.token("alice")
+    with server.client(alice) as client:
+        assert client.get("/api/written").json() == []
+    student = _page(chromium, server, alice)
+    student.goto(f"{server.url}/me")
+    expect(student.locator("#written")).to_contain_text("No written answer has been graded and released yet.")
+
+    ta = _page(chromium, server, tokens["ta"])
+    ta.goto(f"{server.url}/admin/assignments/{A}/written")
+    other = ta.get_by_role("checkbox", name="shape_1x4")
+    expect(other).to_be_checked()
+    other.focus()
+    ta.keyboard.press("Space")  # only sum_gradient is released
+    expect(other).not_to_be_checked()
+    ta.get_by_label("Students may ask for a regrade until").focus()
+    ta.keyboard.type("2099-01-31T17:00")
+    ta.get_by_role("button", name="Release the ticked questions").focus()
+    ta.keyboard.press("Enter")
+    expect(ta.locator("#status")).to_have_text(
+        "Released: sum_gradient. Students may ask for a regrade until 2099-01-31 17:00 UTC."
+    )
+    expect(ta.get_by_role("row", name=CELL)).to_contain_text("Released; regrades until 2099-01-31 17:00 UTC")
+    expect(ta.get_by_role("row", name="shape_1x4")).to_contain_text("Not yet")
+    _no_violations(ta)
+
+    student.reload()
+    written = student.locator("#written")
+    expect(written.get_by_role("heading", name=f"{A} · {CELL} · 2 of 3 points")).to_be_visible()
+    expect(written.get_by_role("table")).to_contain_text("+1derives dL/dx = 2x for the sum of squares")
+    expect(written).to_contain_text("Say what happens for N elements.")
+    expect(written).not_to_contain_text("shape_1x4")  # not released
+    _no_violations(student)
+    student.get_by_label("Why the grade should change").focus()
+    student.keyboard.type("I said why N is 4: the mean divides by the number of elements.")
+    student.keyboard.press("Tab")
+    student.keyboard.press("Enter")
+    expect(student.get_by_role("status").first).to_have_text(
+        f"Your regrade request for {CELL} ({A}) was sent. Staff will reply here."
+    )
+    expect(written).to_contain_text("Not answered yet.")
+    _no_violations(student)
+    with server.client(None) as client:  # a second request, or one for a question not released: one sentence
+        client.cookies.set("grader_session", alice)
+        csrf = _csrf(alice)
+        again = client.post(
+            "/me/regrade-requests", data={"csrf": csrf, "assignment": A, "question": CELL, "reason": "x"}
+        )
+        assert again.status_code == 409 and f"you asked for a regrade of {CELL} ({A}) on " in again.text
+        hidden = {"csrf": csrf, "assignment": A, "question": "shape_1x4", "reason": "x"}
+        refused = client.post("/me/regrade-requests", data=hidden)
+        assert refused.status_code == 403
+        assert (
+            "the grade of shape_1x4 (ps2_autograd) has not been released: there is nothing to regrade yet"
+            in refused.text
+        )
+        assert client.get("/admin/regrade-requests").status_code == 403  # a student is not staff
+
+    ta.goto(f"{server.url}/admin/regrade-requests")
+    request = ta.get_by_role("region", name=f"alice · {A} · {CELL}")
+    expect(request).to_contain_text("I said why N is 4")
+    _no_violations(ta)
+    request.get_by_role("link", name=f"Open alice's answer to {CELL}").focus()
+    ta.keyboard.press("Enter")
+    expect(ta.locator("section[aria-labelledby=answer-heading] p").first).to_contain_text("alice")  # her answer
+    ta.go_back()
+    ta.get_by_label("Reply to alice").focus()
+    ta.keyboard.type("Agreed that N is named; the derivation is still missing, so the grade stays.")
+    ta.keyboard.press("Tab")
+    ta.keyboard.press("Enter")
+    expect(ta.locator("#status")).to_have_text(f"Replied to alice's request about {CELL} ({A}).")
+    expect(ta.get_by_text("No open regrade request.")).to_be_visible()
+
+    student.reload()
+    expect(written).to_contain_text("the derivation is still missing, so the grade stays.")
+    with server.client(alice) as client:
+        (shown,) = client.get("/api/written").json()
+        feedback = client.get(f"/api/assignments/{A}/feedback").json()
+    assert (shown["question"], shown["points"], shown["max_points"]) == (CELL, 2.0, 3.0)
+    assert shown["regrade_request"]["reply"].startswith("Agreed that N is named")
+    newest = [f for f in feedback if "html" in f][-1]["html"]
+    assert "Written answers (graded by course staff)" in newest and "Say what happens for N elements." in newest
+    for page in (student, ta):
+        page.context.close()
+
+
+def _csrf(token: str) -> str:
+    from grader.service.web.sessions import csrf_value
+
+    return csrf_value(token)
