@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from grader.service.marking import release
+
 from ..browser import ARTIFACTS, launched, require_chromium
 from ..service.conftest import FIXTURES, Server
 from .conftest import BIN, STUDENT, A, Lab, backdate, clean_env, set_due, student_home
@@ -67,6 +69,17 @@ def test_the_page_submits_shows_scores_asks_before_late_and_explains_refusals(se
         text = error.inner_text()
         assert "Traceback" not in text and "\n" not in text.strip()
         page.screenshot(path=str(ARTIFACTS / "lab-scores-refused.png"))
+
+        # staff release the written answers' grades (hers were left as released: 0, nobody grades them)
+        until = dt.datetime.utcnow().replace(microsecond=0) + dt.timedelta(days=7)
+        release.release(server.store, server.root, A, actor="prof", regrades_until=until)
+        page.reload()
+        written = page.locator(f"#a-{A} .written")
+        expect(written).to_contain_text("Written answers (graded by course staff)")
+        expect(written).to_contain_text("sum_gradient: 0 of 3 points")
+        expect(written).to_contain_text(
+            f"You may ask for a regrade on My submissions until {until:%Y-%m-%d %H:%M} UTC."
+        )
     attempts = server.store.submissions(student=STUDENT, assignment=A)
     assert len(attempts) == 2
 

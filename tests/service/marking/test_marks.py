@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import io
 import json
 from collections.abc import Iterator
@@ -19,9 +20,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader import course
-from grader.errors import MarkConflict, NotFound
-from grader.service.marking import answers, marks
+from grader.errors import MarkConflict, NotFound, RegradeAlreadyAsked, RegradeRefused, StudentError
+from grader.service.marking import answers, marks, regrades, release
 from grader.service.records.store import Store
+from grader.service.rules import written
 
 from ..conftest import fresh_database
 
@@ -170,3 +172,70 @@ def test_a_key_the_rubric_lacks_or_a_student_never_autograded_is_one_sentence(co
     with pytest.raises(NotFound, match="ps2_autograd has no written-answer question 'nope'"):
         marks.rubric(course_.store, course_.root, A, "nope")
     assert json.loads(json.dumps([c.what for c in marks.history(course_.store, A, CELL, "ghost")])) == []
+
+
+def test_written_points_count_once_released_and_until_then_the_lms_is_told_to_wait(course_: Course) -> None:
+    """(after the tests above: ada's sum_gradient 1.5 of 3; nobody answered shape_1x4, which nbgrader scored 0.)"""
+    pending = written.written(course_.store, A, "ada")
+    assert [(q.cell, q.max_points, q.released, q.points) for q in pending.questions] == [
+        ("shape_1x4", 2.0, False, 0.0),
+        ("sum_gradient", 3.0, False, 1.5),
+    ]
+    assert (pending.points, pending.maximum, pending.pending) == (0.0, 5.0, True)
+    assert written.combined(10.0, 20.0, pending) == written.Total(10.0, 25.0, True)
+    assert written.combined(10.0, 20.0, pending).grading_progress == "PendingManual"
+    assert release.release(course_.store, course_.root, A, [CELL], actor="prof") == [CELL]
+    half = written.written(course_.store, A, "ada")
+    assert (half.points, half.pending) == (1.5, True)  # shape_1x4 is not released yet
+    assert release.student_view(course_.store, course_.root, "dee", [A])[0].points == 0.0  # left as released
+    assert release.release(course_.store, course_.root, A, actor="prof") == [CELL, "shape_1x4"]
+    done = written.everyone(course_.store, A, ["ada", "cy"])
+    assert {s: (w.points, w.pending) for s, w in done.items()} == {"ada": (1.5, False), "cy": (0.5, False)}
+    assert written.combined(10.0, 20.0, done["ada"]).grading_progress == "FullyGraded"
+    (shown, _) = release.student_view(course_.store, course_.root, "ada", [A])
+    assert (shown.cell, shown.points, shown.max_points, shown.comment) == (CELL, 1.5, 3.0, "Say why N is 4.")
+    assert [(i.points, i.text) for i in shown.items] == [
+        (0.5, "derives dL/dx = 2x for the sum of squares"),
+        (1.0, "the factor 4 is the number of elements N the mean divides by"),
+    ]
+    assert not shown.may_ask  # released without a regrade deadline
+    with pytest.raises(NotFound, match=r"^ps2_autograd has no written-answer question 'nope' \(it has: "):
+        release.release(course_.store, course_.root, A, ["nope"], actor="prof")
+    with pytest.raises(StudentError, match="the regrade deadline 2000-01-01 00:00 UTC has passed already"):
+        release.release(course_.store, course_.root, A, actor="prof", regrades_until=dt.datetime(2000, 1, 1))
+
+
+def test_a_regrade_request_is_asked_once_before_its_deadline_and_answered_with_the_score_then(
+    course_: Course,
+) -> None:
+    store, at = course_.store, dt.datetime(2026, 12, 1, 12, 0)
+    until = at + dt.timedelta(days=7)
+    release.withdraw(store, A, CELL)
+    with pytest.raises(RegradeRefused, match=r"^the grade of sum_gradient \(ps2_autograd\) has not been released"):
+        regrades.ask(store, A, CELL, "cy", "I named N.", now=at)
+    release.release(store, course_.root, A, [CELL], actor="prof", now=at - dt.timedelta(days=1))
+    with pytest.raises(RegradeRefused, match=r"^staff did not open regrade requests for sum_gradient"):
+        regrades.ask(store, A, CELL, "cy", "I named N.", now=at)
+    release.release(store, course_.root, A, [CELL], actor="prof", regrades_until=until, now=at)
+    with pytest.raises(RegradeRefused, match=r"closed at 2026-12-08 12:00 UTC$"):
+        regrades.ask(store, A, CELL, "cy", "I named N.", now=until + dt.timedelta(minutes=1))
+    with pytest.raises(StudentError, match=r"^the reason for your request is empty: say in a sentence or two"):
+        regrades.ask(store, A, CELL, "cy", "   ", now=at)
+    asked = regrades.ask(store, A, CELL, "cy", "  I named N: the mean divides by 4.  ", now=at)
+    assert (asked.reason, asked.score_asked, asked.open) == ("I named N: the mean divides by 4.", 0.5, True)
+    with pytest.raises(RegradeAlreadyAsked, match=r"you asked for a regrade of sum_gradient .* on 2026-12-01 12:00"):
+        regrades.ask(store, A, CELL, "cy", "Again.", now=at)
+    assert [r.student for r in regrades.queue(store)] == ["cy"]
+    rubric = marks.rubric(store, course_.root, A, CELL)
+    (cy,) = answers.read(course_.root, A, CELL, students=["cy"])
+    mark = marks.marks(store, A, CELL)["cy"]
+    marks.save(store, rubric, assignment=A, answers=[cy], items=["1", "2"], actor="ta", expected={"cy": mark.version})
+    with pytest.raises(StudentError, match=r"^the reply is empty"):
+        regrades.reply(store, asked.id, "ta", "")
+    answered = regrades.reply(store, asked.id, "ta", "You did: +1.", now=at + dt.timedelta(hours=2))
+    assert (answered.open, answered.replied_by, answered.score_asked, answered.score_replied) == (False, "ta", 0.5, 1.5)
+    assert regrades.queue(store) == [] and regrades.queue(store, open_only=False) == [answered]
+    (shown,) = [r for r in release.student_view(store, course_.root, "cy", [A]) if r.cell == CELL]
+    assert shown.request == answered and shown.points == 1.5 and not shown.may_ask
+    with pytest.raises(NotFound, match=r"^no regrade request 999$"):
+        regrades.reply(store, 999, "ta", "x")

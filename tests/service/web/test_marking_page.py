@@ -280,3 +280,28 @@ def _csrf(token: str) -> str:
     from grader.service.web.sessions import csrf_value
 
     return csrf_value(token)
+
+
+def test_the_exports_carry_the_released_written_points(served: tuple[Server, dict[str, str]]) -> None:
+    """(after the release above: alice's sum_gradient, 2 of 3 points, is released; shape_1x4 is not.)"""
+    import csv
+    import io
+    import zipfile
+
+    server, _ = served
+    admin = server.token("prof", "admin")
+    with server.client(None) as client:
+        client.cookies.set("grader_session", admin)
+        canvas = client.get("/admin/export/canvas.csv")
+        gradescope = client.get(f"/admin/export/{A}/gradescope.zip")
+    with server.client(admin) as client:
+        attempts = client.get("/api/submissions", params={"student": "alice"})
+    assert canvas.status_code == gradescope.status_code == attempts.status_code == 200
+    counting = next(s for s in attempts.json() if s["student"] == "alice" and s["counts"])
+    rows = {r["SIS User ID"]: r for r in csv.DictReader(io.StringIO(canvas.text)) if r["SIS User ID"]}
+    assert float(rows["alice"][A]) == counting["final_score"] + 2.0  # the tests' points and the released answer's
+    with zipfile.ZipFile(io.BytesIO(gradescope.content)) as archive:
+        results = json.loads(archive.read("alice/results.json"))
+    assert results["score"] == counting["final_score"] + 2.0
+    (answer,) = [t for t in results["tests"] if t["name"].startswith("written answer")]
+    assert (answer["name"], answer["score"], answer["max_score"]) == (f"written answer {CELL}", 2.0, 3.0)
