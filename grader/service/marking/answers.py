@@ -13,9 +13,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
+from ...errors import NotFound
 from ...rubrics import answer_digest, written_cells
 
 NO_ANSWER = "YOUR ANSWER HERE"
@@ -80,17 +82,56 @@ def read(course_root: Path, assignment: str, cell: str, students: Iterable[str] 
     return found
 
 
+# Each notebook's written answers, by path, kept while its size and modification time stay the same: the grading
+# page reads every student's answer to one question on each request, and parsing 300 notebooks takes seconds.
+_READ: dict[Path, tuple[tuple[int, int], dict[str, tuple[str, str]]]] = {}
+
+
 def _answer_in(path: Path, student: str, cell: str) -> Answer | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    stamp = (info.st_mtime_ns, info.st_size)
+    known = _READ.get(path)
+    if known is None or known[0] != stamp:
+        known = (stamp, _written_in(path))
+        _READ[path] = known
+    found = known[1].get(cell)
+    return None if found is None else Answer(student, path.stem, cell, found[0], found[1])
+
+
+def _written_in(path: Path) -> dict[str, tuple[str, str]]:
+    """The written answers of the notebook at ``path``: source and cell type, by grade id."""
     try:
         notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     except Exception:  # an unreadable notebook was graded 0 already; it holds no answer to show
-        return None
-    if cell not in written_cells(notebook):
-        return None
-    for candidate in notebook.cells:
-        if candidate.get("metadata", {}).get("nbgrader", {}).get("grade_id") == cell:
-            return Answer(student, path.stem, cell, str(candidate.source), str(candidate.cell_type))
-    return None
+        return {}
+    cells = written_cells(notebook)
+    found: dict[str, tuple[str, str]] = {}
+    for candidate in notebook.cells:  # the first cell with the id, should a student have copied it
+        grade_id = candidate.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
+            found.setdefault(grade_id, (str(candidate.source), str(candidate.cell_type)))
+    return found
+
+
+_SOURCES: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+
+def source(course_root: Path, assignment: str) -> Any:
+    """The instructor's source notebook of ``assignment`` (parsed once while unchanged; read it, never change it)."""
+    path = course_root / "source" / assignment / f"{assignment}.ipynb"
+    try:
+        info = path.stat()
+    except OSError:
+        raise NotFound(f"no assignment {assignment!r}: source/{assignment}/{assignment}.ipynb does not exist") from None
+    stamp = (info.st_mtime_ns, info.st_size)
+    known = _SOURCES.get(path)
+    if known is None or known[0] != stamp:
+        known = (stamp, nbformat.read(path, as_version=4))  # type: ignore[no-untyped-call]
+        _SOURCES[path] = known
+    return known[1]
 
 
 def groups(answers: Iterable[Answer]) -> list[Group]:

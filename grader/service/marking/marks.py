@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
@@ -37,6 +36,7 @@ from ...errors import MarkConflict, NotFound
 from ..grading.gradebook import bound
 from ..records import tables
 from ..records.store import Store
+from . import answers
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,7 @@ class ItemChange:
 
 def rubric(store: Store, course_root: Path, assignment: str, cell: str) -> rubrics.Rubric:
     """The question's rubric as staff use it now: the instructor's file with the items edited since."""
-    source = course_root / "source" / assignment / f"{assignment}.ipynb"
-    notebook = nbformat.read(source, as_version=4)  # type: ignore[no-untyped-call]
-    loaded = rubrics.load(course_root, assignment, notebook)
+    loaded = rubrics.load(course_root, assignment, answers.source(course_root, assignment))
     if cell not in loaded:
         raise NotFound(f"{assignment} has no written-answer question {cell!r} (it has: {', '.join(loaded)})")
     base = loaded[cell]

@@ -10,7 +10,6 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import sqlalchemy as sa
 
 from ... import rubrics
@@ -74,8 +73,7 @@ class Shown:
 
 
 def written(course_root: Path, assignment: str) -> dict[str, rubrics.WrittenCell]:
-    source = course_root / "source" / assignment / f"{assignment}.ipynb"
-    return rubrics.written_cells(nbformat.read(source, as_version=4))  # type: ignore[no-untyped-call]
+    return rubrics.written_cells(answers.source(course_root, assignment))
 
 
 def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:

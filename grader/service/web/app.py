@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -23,7 +24,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, marking, me, pages, regrades, similarity
+from . import auth, exchange_api, http, hub, lti, marking, me, pages, regrades, similarity, timing
 
 if TYPE_CHECKING:
     from ...engine.kernels.kernel import Zygote
@@ -284,7 +285,9 @@ def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote
         Route("/openapi.json", openapi, include_in_schema=False),
     ]
     handlers: dict[Any, Any] = {kind: error_response for kind in (GraderError, *DATABASE_ERRORS)}
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers=handlers, middleware=[Middleware(timing.ServerTiming)]
+    )
     app.state.store = store
     app.state.config = config
     app.state.hub = hub.for_app(config.course_root, config.hub_course)
