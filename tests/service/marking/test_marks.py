@@ -239,3 +239,68 @@ def test_a_regrade_request_is_asked_once_before_its_deadline_and_answered_with_t
     assert shown.request == answered and shown.points == 1.5 and not shown.may_ask
     with pytest.raises(NotFound, match=r"^no regrade request 999$"):
         regrades.reply(store, 999, "ta", "x")
+
+
+def test_stock_formgrader_shows_the_scores_and_comments_a_ta_saved(course_: Course, tmp_path: Path) -> None:
+    """nbgrader's own formgrader (its API, as its pages read it), started on the course: the same score and comment
+    as the marks, for a graded answer and an untouched one."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = course_.root / "nbgrader_config.py"
+    if f"c.CourseDirectory.db_url = {course_.url!r}" not in config.read_text():
+        with config.open("a") as file:
+            file.write(f"\nc.CourseDirectory.db_url = {course_.url!r}\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")}
+    command = [str(Path(sys.executable).parent / "jupyter"), "server", "--no-browser", f"--port={port}"]
+    command += ["--IdentityProvider.token=formgrader-test", f"--ServerApp.root_dir={course_.root}", "--allow-root"]
+    log = (tmp_path / "server.log").open("wb")
+    server = subprocess.Popen(command, cwd=course_.root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/formgrader/api"
+    try:
+        with httpx.Client(headers={"Authorization": "token formgrader-test"}, timeout=30) as client:
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                try:
+                    if client.get(f"{base}/status").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert server.poll() is None, (tmp_path / "server.log").read_text()
+                time.sleep(0.3)
+            rubric = marks.rubric(course_.store, course_.root, A, CELL)
+            (ada,) = answers.read(course_.root, A, CELL, students=["ada"])
+            before = marks.marks(course_.store, A, CELL).get("ada")
+            version = {"ada": before.version} if before else {}
+            marks.save(course_.store, rubric, assignment=A, answers=[ada], items=["1"], actor="ta", expected=version)
+            for student in ("ada", "dee"):
+                (notebook,) = client.get(f"{base}/student_notebook_submissions/{student}/{A}").json()
+                grades = client.get(f"{base}/grades", params={"submission_id": notebook["id"]}).json()
+                comments = client.get(f"{base}/comments", params={"submission_id": notebook["id"]}).json()
+                grade = next(g for g in grades if g["name"] == CELL)
+                comment = next(c for c in comments if c["name"] == CELL)
+                mark = marks.marks(course_.store, A, CELL).get(student)
+                if mark is None:  # left as released: nbgrader's own 0, nobody graded it
+                    assert (grade["auto_score"], grade["manual_score"], grade["needs_manual_grade"]) == (
+                        0.0,
+                        None,
+                        False,
+                    )
+                else:
+                    assert grade["manual_score"] == mark.score
+                    assert grade["needs_manual_grade"] is False
+                    assert comment["manual_comment"] == marks.comment_text(mark, rubric)
+    finally:
+        server.terminate()
+        server.wait(30)
+        log.close()
