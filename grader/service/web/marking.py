@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import mistune
-from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -25,17 +23,12 @@ from ..lti import outbox
 from ..marking import marks, questions, release
 from ..rules import deadlines
 from . import http, sessions
+from .mathml import answer_html
 from .pages import render
 
-_markdown = mistune.create_markdown(escape=True)
 # The page runs one script, its own file from this site: a student's answer can hold no script that runs.
 POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'"
 SCRIPT = Path(__file__).parent / "static" / "marking-keys.js"
-
-
-def answer_html(text: str) -> Markup:
-    """The student's Markdown as HTML; any HTML they wrote is shown as text, never run."""
-    return Markup(str(_markdown(text)))
 
 
 async def written_page(request: Request) -> Response:

@@ -95,6 +95,7 @@ def test_a_ta_grades_a_question_by_keyboard_alone_and_nbgrader_holds_the_scores(
     expect(page.get_by_role("heading", name="2 identical answers")).to_be_visible()
     expect(page.get_by_text("Names hidden while grading.")).to_be_visible()
     expect(page.locator(".answer strong")).to_have_text("2x")  # Markdown rendered
+    expect(page.locator(".answer math")).to_have_count(1)  # $N = 4$ typeset (MathML: no script runs)
     expect(page.locator(".answer")).to_contain_text("<script>alert(1)</script>")  # shown as text, never run
     assert "alice" not in page.content() and "bob" not in page.content()
     _no_violations(page)
