@@ -128,6 +128,7 @@ async def _question(
     mine: dict[str, Any] | None = None,
     status: int = 200,
     names: bool = False,
+    preview: Any = None,
 ) -> Response:
     config: ServiceConfig = request.app.state.config
     name, cell = request.path_params["name"], request.path_params["cell"]
@@ -151,10 +152,45 @@ async def _question(
         saved=saved,
         conflict=conflict,
         mine=mine,
+        preview=preview,
+        request_path=f"/admin/assignments/{name}/written/{cell}",
+        done=request.query_params.get("done", ""),
         answer_html=answer_html,
     )
     response.headers["Content-Security-Policy"] = POLICY
     return response
+
+
+async def item_post(request: Request) -> Response:
+    """Edit one rubric item: first a preview of the scores it changes (nothing written), then, confirmed, the edit."""
+    user = sessions.staff(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    name, cell = request.path_params["name"], request.path_params["cell"]
+    store = request.app.state.store
+    grading = await run_in_threadpool(marks.rubric, store, config.course_root, name, cell)
+    points_text = str(form.get("points", "")).strip()
+    try:
+        points = float(points_text) if points_text else None
+    except ValueError:
+        raise StudentError(f"the new points must be a number, such as 0.5 or -1, not {points_text!r}") from None
+    text = str(form.get("text", "")).strip() or None
+    key = str(form.get("key", ""))
+    confirm = form.get("confirm") == "1"
+    try:
+        change = await run_in_threadpool(
+            lambda: marks.change_item(
+                store, grading, assignment=name, key=key, points=points, text=text, actor=user.id, confirm=confirm
+            )
+        )
+    except (KeyError, ValueError) as error:
+        raise StudentError(str(error.args[0])) from None
+    index = _int(str(form.get("g", "0")), "the group")
+    if not confirm:
+        return await _question(request, user, index=index, preview=change)
+    done = f"Item {key} changed: {change.summary}"
+    return RedirectResponse(f"{request.url.path.removesuffix('/items')}?{urlencode({'g': index, 'done': done})}", 303)
 
 
 async def keys_script(request: Request) -> Response:
@@ -176,4 +212,5 @@ routes = [
     Route("/admin/assignments/{name}/written/release", release_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_post, methods=["POST"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/{cell}/items", item_post, methods=["POST"], include_in_schema=False),
 ]

@@ -306,3 +306,35 @@ def test_the_exports_carry_the_released_written_points(served: tuple[Server, dic
     assert results["score"] == counting["final_score"] + 2.0
     (answer,) = [t for t in results["tests"] if t["name"].startswith("written answer")]
     assert (answer["name"], answer["score"], answer["max_score"]) == (f"written answer {CELL}", 2.0, 3.0)
+
+
+def test_editing_a_shared_item_on_the_page_previews_then_rescores_by_keyboard(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    """(last: after the tests above, alice has items 1 and 2 of sum_gradient, 2 points; carol item 1.)"""
+    server, tokens = served
+    page = _page(chromium, server, tokens["ta"])
+    page.goto(f"{server.url}/admin/assignments/{A}/written/{CELL}")
+    page.get_by_text("Edit a rubric item").focus()
+    page.keyboard.press("Enter")
+    page.get_by_label("Item", exact=True).select_option("2")
+    page.get_by_label("New points (empty: unchanged)").focus()
+    page.keyboard.type("0.5")
+    page.keyboard.press("Enter")
+    preview = page.locator("#item-preview")
+    expect(preview).to_contain_text("Not changed yet.")
+    expect(preview).to_contain_text("1 score(s) of sum_gradient change, by -0.5 point(s).")
+    _no_violations(page)
+    assert _nbgrader_score(server, "alice") == 2.0  # nothing written by a preview
+    preview.get_by_role("button", name="Change it and score 1 answer(s) again").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#status")).to_have_text("Item 2 changed: 1 score(s) of sum_gradient change, by -0.5 point(s).")
+    assert _nbgrader_score(server, "alice") == 1.5
+    with server.client(None) as client:  # a key the rubric lacks: one sentence, nothing changed
+        client.cookies.set("grader_session", tokens["ta"])
+        wrong = client.post(
+            f"/admin/assignments/{A}/written/{CELL}/items",
+            data={"csrf": _csrf(tokens["ta"]), "key": "z", "points": "1"},
+        )
+    assert wrong.status_code == 400 and "sum_gradient has no rubric item with key &#39;z&#39;" in wrong.text
+    page.context.close()

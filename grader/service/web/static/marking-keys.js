@@ -37,7 +37,7 @@
 
   document.addEventListener("keydown", function (event) {
     const target = event.target;
-    const typing = target instanceof HTMLTextAreaElement ||
+    const typing = target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement ||
       (target instanceof HTMLInputElement && target.type !== "checkbox");
     if (typing) {
       if (event.key === "Escape") {
