@@ -53,6 +53,7 @@ class ServiceConfig:
     # LTI grade passback (hook "lti-ags", ``lti.outbox``): the first retry while the LMS is down, doubling up to the max
     lti_retry_s: float = 30.0
     lti_retry_max_s: float = 3600.0
+    anonymous_grading: bool = True  # written answers: students' names hidden while grading (a TA may show them)
     hub_course: str = ""  # under JupyterHub: the course id of the hub groups (default: nbgrader_config.py)
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
 
@@ -134,6 +135,10 @@ def load(
         raise ConfigurationError(
             "GraderService.lti_retry_s must be positive and at most GraderService.lti_retry_max_s "
             f"(now {config.lti_retry_s} and {config.lti_retry_max_s})"
+        )
+    if not isinstance(config.anonymous_grading, bool):
+        raise ConfigurationError(
+            f"GraderService.anonymous_grading must be True or False, not {config.anonymous_grading!r}"
         )
     bad = {a: p for a, p in config.feedback_policy.items() if p not in FEEDBACK_POLICIES}
     if bad:

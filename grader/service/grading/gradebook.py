@@ -152,6 +152,7 @@ def carry_marks(
                     old_score=mark.score,
                     new_score=grade.auto_score,
                     what=f"the answer changed in submission {submission.id}: its mark no longer applies, graded again",
+                    previous_answer=mark.answer,
                 )
             )
 

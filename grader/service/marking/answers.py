@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,10 +139,14 @@ def source(course_root: Path, assignment: str) -> Any:
     return known[1]
 
 
-def groups(answers: Iterable[Answer]) -> list[Group]:
-    """Answers grouped by their normalised text, the largest group first, then by first student."""
+def groups(answers: Iterable[Answer], apart: Collection[str] = ()) -> list[Group]:
+    """Answers grouped by their normalised text, the largest group first, then by first student; the answers of
+    the students in ``apart`` (split out by a TA) each a group of its own."""
     by: dict[str, list[Answer]] = {}
     for answer in answers:
-        by.setdefault(answer.same_as, []).append(answer)
+        key = answer.same_as
+        if answer.student in apart:  # its own group, named without the student's name (it goes in the page)
+            key = hashlib.sha256(f"{key}/{answer.student}".encode()).hexdigest()
+        by.setdefault(key, []).append(answer)
     made = [Group(key, tuple(members)) for key, members in by.items()]
     return sorted(made, key=lambda g: (-len(g.answers), g.answers[0].student))

@@ -53,6 +53,7 @@ class Mark:
     version: int
     marked_by: str
     marked_at: dt.datetime
+    answer: str | None = None  # the answer's text when it was marked
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class Change:
     old_score: float | None
     new_score: float | None
     what: str
+    previous_answer: str | None = None  # the answer was changed by a new attempt: what it said when marked
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ def save(
                 version + 1,
                 actor,
                 at,
+                answer.text,
             )
             _put(conn, mark, before)
             _audit(conn, mark, before, "marked")
@@ -237,6 +240,7 @@ def history(store: Store, assignment: str, cell: str, student: str | None = None
                 row.old_score,
                 row.new_score,
                 row.what,
+                row.previous_answer,
             )
             for row in conn.execute(query.order_by(audit.c.id))
         ]
@@ -279,6 +283,7 @@ def _marks(conn: Connection, assignment: str, cell: str, student: str | None = N
             row.version,
             row.marked_by,
             row.marked_at,
+            row.answer,
         )
         for row in rows
     ]
@@ -296,6 +301,7 @@ def _put(conn: Connection, mark: Mark, before: Mark | None) -> None:
         "version": mark.version,
         "marked_by": mark.marked_by,
         "marked_at": mark.marked_at,
+        "answer": mark.answer,
     }
     if before is None:
         conn.execute(sa.insert(t).values(assignment=mark.assignment, cell=mark.cell, student=mark.student, **values))

@@ -82,6 +82,7 @@ def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
     shown = released(store, assignment)
     for cell in written(course_root, assignment).values():
         given = [a for a in answers.read(course_root, assignment, cell.grade_id) if not a.blank]
+        apart = splits(store, assignment, cell.grade_id)
         marked = recorded.marks(store, assignment, cell.grade_id)
         found.append(
             Summary(
@@ -89,12 +90,33 @@ def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
                 cell.points,
                 len(given),
                 sum(1 for a in given if a.student in marked),
-                len(answers.groups(given)),
+                len(answers.groups(given, apart)),
                 cell.grade_id in shown,
                 shown.get(cell.grade_id),
             )
         )
     return found
+
+
+def splits(store: Store, assignment: str, cell: str) -> set[str]:
+    """The students whose answer to ``cell`` a TA took out of its group of identical answers."""
+    t = tables.answer_splits
+    with store.reader.connect() as conn:
+        rows = conn.execute(sa.select(t.c.student).where(t.c.assignment == assignment, t.c.cell == cell))
+        return set(rows.scalars())
+
+
+def split(store: Store, assignment: str, cell: str, student: str, actor: str) -> None:
+    """Grade ``student``'s answer to ``cell`` on its own from now on (its mark, if any, stays)."""
+    t = tables.answer_splits
+    if student in splits(store, assignment, cell):
+        return
+    with store.transaction() as conn:
+        conn.execute(
+            sa.insert(t).values(
+                assignment=assignment, cell=cell, student=student, split_by=actor, split_at=tables.now()
+            )
+        )
 
 
 def released(store: Store, assignment: str) -> dict[str, dt.datetime | None]:
@@ -106,16 +128,25 @@ def released(store: Store, assignment: str) -> dict[str, dt.datetime | None]:
 
 
 def show(
-    store: Store, course_root: Path, assignment: str, cell: str, index: int = 0, student: str | None = None
+    store: Store,
+    course_root: Path,
+    assignment: str,
+    cell: str,
+    index: int = 0,
+    student: str | None = None,
+    same_as: str | None = None,
 ) -> Shown | None:
-    """Group ``index`` (clamped; or the group of ``student``'s answer) of the answers to ``cell``, with the rubric
-    and the marks; None: no answer."""
+    """Group ``index`` (clamped; or the group of ``student``'s answer, or the group ``same_as``) of the answers to
+    ``cell``, with the rubric and the marks; None: no answer."""
     rubric = recorded.rubric(store, course_root, assignment, cell)
-    groups = tuple(answers.groups(a for a in answers.read(course_root, assignment, cell) if not a.blank))
+    given = (a for a in answers.read(course_root, assignment, cell) if not a.blank)
+    groups = tuple(answers.groups(given, splits(store, assignment, cell)))
     if not groups:
         return None
     if student is not None:
         index = next((i for i, g in enumerate(groups) if student in g.students), index)
+    if same_as is not None:
+        index = next((i for i, g in enumerate(groups) if g.same_as == same_as), index)
     index = min(max(index, 0), len(groups) - 1)
     members = set(groups[index].students)
     history = tuple(c for c in recorded.history(store, assignment, cell) if c.student in members)

@@ -218,6 +218,7 @@ marks = sa.Table(
     sa.Column("version", sa.Integer, nullable=False),  # 1 at the first save; a save names the one it started from
     sa.Column("marked_by", sa.String(128), nullable=False),
     sa.Column("marked_at", sa.DateTime, nullable=False),
+    sa.Column("answer", sa.Text, nullable=True),  # the answer's text when it was marked (None: before 0008)
 )
 mark_audit = sa.Table(
     "grader_mark_audit",
@@ -233,7 +234,18 @@ mark_audit = sa.Table(
     sa.Column("old_score", sa.Float, nullable=True),
     sa.Column("new_score", sa.Float, nullable=True),  # None: graded again by a person
     sa.Column("what", sa.Text, nullable=False),
+    sa.Column("previous_answer", sa.Text, nullable=True),  # a changed answer's text when it was marked
     sa.Index("ix_grader_mark_audit_question", "assignment", "cell", "student"),
+)
+# answers a TA grades apart from the identical ones they were grouped with
+answer_splits = sa.Table(
+    "grader_answer_splits",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("cell", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("split_by", sa.String(128), nullable=False),
+    sa.Column("split_at", sa.DateTime, nullable=False),
 )
 # released to students (per question), until when they may ask for a regrade, and their requests
 mark_releases = sa.Table(

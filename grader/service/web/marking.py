@@ -2,8 +2,10 @@
 
 ``/admin/assignments/{name}/written`` lists the written questions with their progress;
 ``/admin/assignments/{name}/written/{cell}?g=N`` shows group N of one question's answers (names hidden
-unless ``names=1``), the rubric as checkboxes (each with its key), an adjustment and a comment. Saving goes to
-the next group; a conflict with another TA's save shows both and saves nothing.
+unless ``names=1``, or shown unless ``names=0`` where the course sets ``anonymous_grading = False``), the
+rubric as checkboxes (each with its key), an adjustment and a comment. Saving goes to the next group; a
+conflict with another TA's save shows both and saves nothing. A group's answer can be taken out to be graded
+on its own (``/split``); a rubric item edited (``/items``: a preview first).
 """
 
 from __future__ import annotations
@@ -112,9 +114,8 @@ async def question_post(request: Request) -> Response:
     except MarkConflict as conflict:
         mine = {"items": items, "adjustment": adjustment, "comment": form.get("comment")}
         status = http.status_of(conflict)
-        names = form.get("names") == "1"
-        return await _question(request, user, index=index, conflict=conflict, mine=mine, status=status, names=names)
-    shown_names = "&names=1" if form.get("names") == "1" else ""
+        return await _question(request, user, index=index, conflict=conflict, mine=mine, status=status)
+    shown_names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
     following = min(index + 1, len(shown.groups) - 1)
     return RedirectResponse(f"{request.url.path}?g={following}{shown_names}&saved={index}", status_code=303)
 
@@ -127,16 +128,17 @@ async def _question(
     conflict: Any = None,
     mine: dict[str, Any] | None = None,
     status: int = 200,
-    names: bool = False,
     preview: Any = None,
 ) -> Response:
     config: ServiceConfig = request.app.state.config
     name, cell = request.path_params["name"], request.path_params["cell"]
     at = index if index is not None else _int(request.query_params.get("g", "0"), "the group")
     student = request.query_params.get("student") or None  # from a regrade request: that student's answer
+    same_as = request.query_params.get("group") or None  # after a split: the group that is left
     store = request.app.state.store
-    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, at, student)
-    names = request.query_params.get("names") == "1" or student is not None
+    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, at, student, same_as)
+    asked = request.query_params.get("names") or ""  # 1 shows them, 0 hides them; else the course's setting
+    names = asked == "1" or (asked != "0" and not config.anonymous_grading) or student is not None
     saved = None
     if notice.isdigit() and shown is not None:
         saved = int(notice) + 1
@@ -159,6 +161,30 @@ async def _question(
     )
     response.headers["Content-Security-Policy"] = POLICY
     return response
+
+
+async def split_post(request: Request) -> Response:
+    """Take one answer out of its group of identical answers: it is graded on its own from now on."""
+    user = sessions.staff(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    name, cell = request.path_params["name"], request.path_params["cell"]
+    store = request.app.state.store
+    index = _int(str(form.get("g", "0")), "the group")
+    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, index)
+    if shown is None:
+        raise NotFound(f"no answer to {cell} has been autograded yet")
+    group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
+    member = _int(str(form.get("member", "")), "the answer to take out")
+    if not 0 <= member < len(group.students) or len(group.students) < 2:
+        raise StudentError(f"choose one of the {len(group.students)} answers of the group to take out")
+    await run_in_threadpool(questions.split, store, name, cell, group.students[member], user.id)
+    names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
+    done = f"Answer {member + 1} was taken out of the group: it is graded on its own from now on."
+    return RedirectResponse(
+        f"{request.url.path.removesuffix('/split')}?{urlencode({'group': group.same_as, 'done': done})}{names}", 303
+    )
 
 
 async def item_post(request: Request) -> Response:
@@ -213,4 +239,5 @@ routes = [
     Route("/admin/assignments/{name}/written/{cell}", question_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}/items", item_post, methods=["POST"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/{cell}/split", split_post, methods=["POST"], include_in_schema=False),
 ]

@@ -8,6 +8,7 @@ over the first sees a conflict and nothing of theirs is written.
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,6 +163,30 @@ def test_the_page_sends_a_policy_that_runs_only_its_own_script(served: tuple[Ser
     assert Path(server.root / "source" / A / "rubrics.toml").exists()
 
 
+def test_a_ta_takes_one_answer_out_of_its_group_by_keyboard_and_its_mark_stays(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    """(after the tests above: alice and bob's identical answers are one graded group, carol's another.)"""
+    server, tokens = served
+    page = _page(chromium, server, tokens["ta"])
+    page.goto(f"{server.url}/admin/assignments/{A}/written/{CELL}?g=0")
+    expect(page.get_by_role("heading", name="2 identical answers")).to_be_visible()
+    choice = page.get_by_label("Grade one of these answers on its own")
+    expect(choice.locator("option")).to_have_text(["Answer 1 of 2", "Answer 2 of 2"])  # no names
+    choice.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#status")).to_have_text(
+        "Answer 2 was taken out of the group: it is graded on its own from now on."
+    )
+    expect(page.get_by_role("heading", name="The answer")).to_be_visible()
+    expect(page.get_by_text("3 of 3 groups graded")).to_be_visible()  # each keeps the mark it had
+    _no_violations(page)
+    page.context.close()
+    assert _nbgrader_score(server, "alice") == _nbgrader_score(server, "bob") == 2.0
+
+
 def test_a_new_attempt_keeps_the_mark_of_an_unchanged_answer_and_a_changed_one_is_graded_again(
     served: tuple[Server, dict[str, str]],
 ) -> None:
@@ -183,6 +208,11 @@ def test_a_new_attempt_keeps_the_mark_of_an_unchanged_answer_and_a_changed_one_i
     assert change.old_score == 2.0 and change.new_score is None and change.removed == ("1", "2")
     assert change.what.startswith("the answer changed in submission ")
     assert change.what.endswith(": its mark no longer applies, graded again")
+    assert change.previous_answer == ANSWERS["bob"]  # the TA sees what it said when it was graded
+    with server.client(None) as client:
+        client.cookies.set("grader_session", server.token("ta-one", "ta"))
+        page = client.get(f"/admin/assignments/{A}/written/{CELL}", params={"student": "bob"})
+    assert "This answer changed since it was graded" in page.text and "2 points</summary>" in page.text
 
 
 def test_staff_release_a_question_the_student_reads_it_and_asks_for_a_regrade_by_keyboard(
@@ -338,3 +368,26 @@ def test_editing_a_shared_item_on_the_page_previews_then_rescores_by_keyboard(
         )
     assert wrong.status_code == 400 and "sum_gradient has no rubric item with key &#39;z&#39;" in wrong.text
     page.context.close()
+
+
+def test_a_course_that_shows_names_while_grading_says_so_in_its_settings(served: tuple[Server, dict[str, str]]) -> None:
+    """(last: restarts the service.) ``anonymous_grading = False`` shows names unless a TA hides them; a value
+    that is not True or False stops the service at start with one sentence."""
+    from grader.errors import ConfigurationError
+    from grader.service import config as service_config
+
+    server, tokens = served
+    settings = server.root / "nbgrader_config.py"
+    kept = settings.read_text()
+    settings.write_text(kept + "\nc.GraderService.anonymous_grading = 'no'\n")
+    with pytest.raises(ConfigurationError, match=r"^GraderService.anonymous_grading must be True or False, not 'no'$"):
+        service_config.load(server.root)
+    settings.write_text(kept + "\nc.GraderService.anonymous_grading = False\n")
+    server.kill(signal.SIGTERM)
+    server.start()
+    with server.client(None) as client:
+        client.cookies.set("grader_session", tokens["ta"])
+        shown = client.get(f"/admin/assignments/{A}/written/{CELL}", params={"g": "0"})
+        hidden = client.get(f"/admin/assignments/{A}/written/{CELL}", params={"g": "0", "names": "0"})
+    assert "Names hidden while grading." not in shown.text and "Hide names" in shown.text
+    assert "Names hidden while grading." in hidden.text and "Show names" in hidden.text

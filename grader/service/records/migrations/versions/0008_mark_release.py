@@ -1,4 +1,5 @@
-"""Written answers released to students, and their regrade requests.
+"""Written answers released to students, their regrade requests, answers graded apart from their group, and the
+text of each marked answer (so a TA sees what a changed answer said before).
 
 Additive only: a service of the previous version never reads these tables.
 
@@ -16,6 +17,16 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column("grader_marks", sa.Column("answer", sa.Text, nullable=True))
+    op.add_column("grader_mark_audit", sa.Column("previous_answer", sa.Text, nullable=True))
+    op.create_table(
+        "grader_answer_splits",
+        sa.Column("assignment", sa.String(128), primary_key=True),
+        sa.Column("cell", sa.String(128), primary_key=True),
+        sa.Column("student", sa.String(128), primary_key=True),
+        sa.Column("split_by", sa.String(128), nullable=False),
+        sa.Column("split_at", sa.DateTime, nullable=False),
+    )
     op.create_table(
         "grader_mark_releases",
         sa.Column("assignment", sa.String(128), primary_key=True),
@@ -42,5 +53,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("grader_answer_splits")
+    op.drop_column("grader_mark_audit", "previous_answer")
+    op.drop_column("grader_marks", "answer")
     op.drop_table("grader_regrade_requests")
     op.drop_table("grader_mark_releases")
