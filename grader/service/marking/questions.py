@@ -16,9 +16,10 @@ from ... import rubrics
 from ...errors import StudentError
 from ..records import tables
 from ..records.store import Store
-from . import answers
+from . import answers, shares
 from . import marks as recorded
 from .marks import Change, Mark
+from .shares import Share
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Summary:
     groups: int
     released: bool = False
     regrades_until: dt.datetime | None = None
+    shares: tuple[Share, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class Shown:
     groups: tuple[answers.Group, ...]
     marks: dict[str, Mark]
     history: tuple[Change, ...]
+    share: Share | None = None  # the TA's share of the question: only its groups are in ``groups``
+    everyone: int = 0  # how many groups the question has in all
 
     @property
     def group(self) -> answers.Group:
@@ -80,6 +84,7 @@ def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
     """Each written question of ``assignment``: its answers, how many are graded, in how many groups."""
     found = []
     shown = released(store, assignment)
+    given_out = shares.of_assignment(store, assignment)
     for cell in written(course_root, assignment).values():
         given = [a for a in answers.read(course_root, assignment, cell.grade_id) if not a.blank]
         apart = splits(store, assignment, cell.grade_id)
@@ -93,6 +98,7 @@ def overview(store: Store, course_root: Path, assignment: str) -> list[Summary]:
                 len(answers.groups(given, apart)),
                 cell.grade_id in shown,
                 shown.get(cell.grade_id),
+                tuple(s for s in given_out if s.cell == cell.grade_id),
             )
         )
     return found
@@ -135,12 +141,14 @@ def show(
     index: int = 0,
     student: str | None = None,
     same_as: str | None = None,
+    share: Share | None = None,
 ) -> Shown | None:
     """Group ``index`` (clamped; or the group of ``student``'s answer, or the group ``same_as``) of the answers to
-    ``cell``, with the rubric and the marks; None: no answer."""
+    ``cell``, with the rubric and the marks; only the groups of ``share`` (a TA's) if given; None: no answer."""
     rubric = recorded.rubric(store, course_root, assignment, cell)
     given = (a for a in answers.read(course_root, assignment, cell) if not a.blank)
-    groups = tuple(answers.groups(given, splits(store, assignment, cell)))
+    every = tuple(answers.groups(given, splits(store, assignment, cell)))
+    groups = every if share is None else tuple(g for g in every if any(share.covers(s) for s in g.students))
     if not groups:
         return None
     if student is not None:
@@ -150,4 +158,5 @@ def show(
     index = min(max(index, 0), len(groups) - 1)
     members = set(groups[index].students)
     history = tuple(c for c in recorded.history(store, assignment, cell) if c.student in members)
-    return Shown(assignment, rubric, index, groups, recorded.marks(store, assignment, cell), history)
+    marked = recorded.marks(store, assignment, cell)
+    return Shown(assignment, rubric, index, groups, marked, history, share, len(every))

@@ -273,3 +273,13 @@ regrade_requests = sa.Table(
     sa.Column("score_replied", sa.Float, nullable=True),  # the score when staff replied
     sa.UniqueConstraint("assignment", "cell", "student", name="uq_grader_regrade_requests_once"),
 )
+# which TA grades which question (of which range of student ids, inclusive; None: open-ended)
+question_shares = sa.Table(
+    "grader_question_shares",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("cell", sa.String(128), primary_key=True),
+    sa.Column("ta", sa.String(128), primary_key=True),
+    sa.Column("first_student", sa.String(128), nullable=True),
+    sa.Column("last_student", sa.String(128), nullable=True),
+)

@@ -19,10 +19,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ...errors import MarkConflict, NotFound, StudentError
+from ...errors import Forbidden, MarkConflict, NotFound, StudentError
 from ..config import ServiceConfig
 from ..lti import outbox
-from ..marking import marks, questions, release
+from ..marking import marks, questions, release, shares
 from ..rules import deadlines
 from . import http, sessions
 from .mathml import answer_html
@@ -40,6 +40,29 @@ async def written_page(request: Request) -> Response:
     found = await run_in_threadpool(questions.overview, request.app.state.store, config.course_root, name)
     notice = request.query_params.get("done", "")
     return render(request, "written.html", user=user, assignment=name, questions=found, notice=notice)
+
+
+async def shares_post(request: Request) -> Response:
+    """An admin gives a TA a question (all of its answers, or a range of student ids), or takes it back."""
+    user = sessions.staff(request)
+    if user.role != "admin":
+        raise Forbidden("only an admin shares out the questions among TAs")
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    config: ServiceConfig = request.app.state.config
+    name = request.path_params["name"]
+    store = request.app.state.store
+    cell, ta = str(form.get("cell", "")), str(form.get("ta", ""))
+    if cell not in await run_in_threadpool(questions.written, config.course_root, name):
+        raise NotFound(f"{name} has no written-answer question {cell!r}")
+    if form.get("action") == "remove":
+        await run_in_threadpool(shares.unassign, store, name, cell, ta)
+        done = f"{ta} no longer has a share of {cell}."
+    else:
+        first, last = str(form.get("first", "")), str(form.get("last", ""))
+        share = await run_in_threadpool(shares.assign, store, name, cell, ta, first, last)
+        done = f"{cell}: {share.words}."
+    return RedirectResponse(f"/admin/assignments/{name}/written?{urlencode({'done': done})}", status_code=303)
 
 
 async def release_post(request: Request) -> Response:
@@ -87,7 +110,9 @@ async def question_post(request: Request) -> Response:
     config: ServiceConfig = request.app.state.config
     name, cell = request.path_params["name"], request.path_params["cell"]
     index = _int(str(form.get("g", "0")), "the group")
-    shown = await run_in_threadpool(questions.show, request.app.state.store, config.course_root, name, cell, index)
+    store = request.app.state.store
+    share = await run_in_threadpool(_share, store, user, name, cell, form.get("all") == "1")
+    shown = await run_in_threadpool(lambda: questions.show(store, config.course_root, name, cell, index, share=share))
     if shown is None:
         raise NotFound(f"no answer to {cell} has been autograded yet")
     # the group is named by its answers' fingerprint and its members by position, never by name on the page
@@ -116,8 +141,16 @@ async def question_post(request: Request) -> Response:
         status = http.status_of(conflict)
         return await _question(request, user, index=index, conflict=conflict, mine=mine, status=status)
     shown_names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
+    shown_names += "&all=1" if form.get("all") == "1" else ""
     following = min(index + 1, len(shown.groups) - 1)
     return RedirectResponse(f"{request.url.path}?g={following}{shown_names}&saved={index}", status_code=303)
+
+
+def _share(store: Any, user: Any, assignment: str, cell: str, everything: bool) -> shares.Share | None:
+    """The signed-in TA's share of the question, unless they asked for every answer (admins see every answer)."""
+    if everything or user.role == "admin":
+        return None
+    return shares.mine(store, assignment, cell, user.id)
 
 
 async def _question(
@@ -136,7 +169,11 @@ async def _question(
     student = request.query_params.get("student") or None  # from a regrade request: that student's answer
     same_as = request.query_params.get("group") or None  # after a split: the group that is left
     store = request.app.state.store
-    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, at, student, same_as)
+    everything = request.query_params.get("all") == "1" or student is not None
+    share = await run_in_threadpool(_share, store, user, name, cell, everything)
+    shown = await run_in_threadpool(
+        lambda: questions.show(store, config.course_root, name, cell, at, student, same_as, share)
+    )
     asked = request.query_params.get("names") or ""  # 1 shows them, 0 hides them; else the course's setting
     names = asked == "1" or (asked != "0" and not config.anonymous_grading) or student is not None
     saved = None
@@ -155,6 +192,7 @@ async def _question(
         conflict=conflict,
         mine=mine,
         preview=preview,
+        everything=request.query_params.get("all") == "1",
         request_path=f"/admin/assignments/{name}/written/{cell}",
         done=request.query_params.get("done", ""),
         answer_html=answer_html,
@@ -172,7 +210,8 @@ async def split_post(request: Request) -> Response:
     name, cell = request.path_params["name"], request.path_params["cell"]
     store = request.app.state.store
     index = _int(str(form.get("g", "0")), "the group")
-    shown = await run_in_threadpool(questions.show, store, config.course_root, name, cell, index)
+    share = await run_in_threadpool(_share, store, user, name, cell, form.get("all") == "1")
+    shown = await run_in_threadpool(lambda: questions.show(store, config.course_root, name, cell, index, share=share))
     if shown is None:
         raise NotFound(f"no answer to {cell} has been autograded yet")
     group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
@@ -181,6 +220,7 @@ async def split_post(request: Request) -> Response:
         raise StudentError(f"choose one of the {len(group.students)} answers of the group to take out")
     await run_in_threadpool(questions.split, store, name, cell, group.students[member], user.id)
     names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
+    names += "&all=1" if form.get("all") == "1" else ""
     done = f"Answer {member + 1} was taken out of the group: it is graded on its own from now on."
     return RedirectResponse(
         f"{request.url.path.removesuffix('/split')}?{urlencode({'group': group.same_as, 'done': done})}{names}", 303
@@ -236,6 +276,7 @@ routes = [
     Route("/admin/marking-keys.js", keys_script, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written", written_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/release", release_post, methods=["POST"], include_in_schema=False),
+    Route("/admin/assignments/{name}/written/shares", shares_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_page, methods=["GET"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}", question_post, methods=["POST"], include_in_schema=False),
     Route("/admin/assignments/{name}/written/{cell}/items", item_post, methods=["POST"], include_in_schema=False),

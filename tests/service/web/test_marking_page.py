@@ -370,6 +370,43 @@ def test_editing_a_shared_item_on_the_page_previews_then_rescores_by_keyboard(
     page.context.close()
 
 
+def test_an_admin_shares_a_question_out_and_each_ta_sees_their_share(
+    chromium: Browser, served: tuple[Server, dict[str, str]]
+) -> None:
+    """(after the tests above: alice's, bob's and carol's answers are three groups.)"""
+    server, tokens = served
+    admin = _page(chromium, server, server.token("prof", "admin"))
+    admin.goto(f"{server.url}/admin/assignments/{A}/written")
+    admin.get_by_label("Question", exact=True).select_option(CELL)
+    admin.get_by_label("TA (user id)").fill("ta-two")
+    admin.get_by_label("From student id").fill("c")
+    admin.get_by_label("to student id").focus()
+    admin.keyboard.type("z")
+    admin.get_by_role("button", name="Give this TA the question").focus()
+    admin.keyboard.press("Enter")
+    expect(admin.locator("#status")).to_have_text(f"{CELL}: ta-two: students c to z.")
+    expect(admin.get_by_role("row", name=CELL)).to_contain_text("ta-two: students c to z")
+    _no_violations(admin)
+    admin.context.close()
+
+    two = _page(chromium, server, tokens["ta2"])
+    two.goto(f"{server.url}/admin/assignments/{A}/written/{CELL}")
+    expect(two.locator("#share")).to_have_text(
+        "Your share of this question (ta-two: students c to z): 1 of its 3 groups. Every answer"
+    )
+    expect(two.get_by_text("1 of 1 groups graded · group 1 of 1")).to_be_visible()
+    two.get_by_role("link", name="Every answer").click()
+    expect(two.locator("#progress-text")).to_have_text("2 of 3 groups graded · group 1 of 3")  # bob's is new
+    two.context.close()
+    with server.client(None) as client:  # a TA does not share questions out; nobody else's share changes
+        client.cookies.set("grader_session", tokens["ta"])
+        form = {"csrf": _csrf(tokens["ta"]), "cell": CELL, "ta": "ta-one", "action": "assign"}
+        refused = client.post(f"/admin/assignments/{A}/written/shares", data=form)
+        page = client.get(f"/admin/assignments/{A}/written/{CELL}")
+    assert refused.status_code == 403 and "only an admin shares out the questions among TAs" in refused.text
+    assert 'id="share"' not in page.text  # ta-one has no share: every answer
+
+
 def test_a_course_that_shows_names_while_grading_says_so_in_its_settings(served: tuple[Server, dict[str, str]]) -> None:
     """(last: restarts the service.) ``anonymous_grading = False`` shows names unless a TA hides them; a value
     that is not True or False stops the service at start with one sentence."""

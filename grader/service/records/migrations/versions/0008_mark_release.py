@@ -1,5 +1,5 @@
 """Written answers released to students, their regrade requests, answers graded apart from their group, and the
-text of each marked answer (so a TA sees what a changed answer said before).
+text of each marked answer (so a TA sees what a changed answer said before), and which TA grades which question.
 
 Additive only: a service of the previous version never reads these tables.
 
@@ -17,6 +17,14 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.create_table(
+        "grader_question_shares",
+        sa.Column("assignment", sa.String(128), primary_key=True),
+        sa.Column("cell", sa.String(128), primary_key=True),
+        sa.Column("ta", sa.String(128), primary_key=True),
+        sa.Column("first_student", sa.String(128), nullable=True),
+        sa.Column("last_student", sa.String(128), nullable=True),
+    )
     op.add_column("grader_marks", sa.Column("answer", sa.Text, nullable=True))
     op.add_column("grader_mark_audit", sa.Column("previous_answer", sa.Text, nullable=True))
     op.create_table(
@@ -53,6 +61,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("grader_question_shares")
     op.drop_table("grader_answer_splits")
     op.drop_column("grader_mark_audit", "previous_answer")
     op.drop_column("grader_marks", "answer")
