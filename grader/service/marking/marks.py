@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import rubrics
-from ...errors import MarkConflict, NotFound
+from ...errors import AuthoringError, MarkConflict, NotFound
 from ..grading.gradebook import bound
 from ..records import tables
 from ..records.store import Store
@@ -99,7 +99,13 @@ class ItemChange:
 
 def rubric(store: Store, course_root: Path, assignment: str, cell: str) -> rubrics.Rubric:
     """The question's rubric as staff use it now: the instructor's file with the items edited since."""
-    loaded = rubrics.load(course_root, assignment, answers.source(course_root, assignment))
+    try:
+        loaded = rubrics.load(course_root, assignment, answers.source(course_root, assignment))
+    except rubrics.RubricError as error:  # the instructor's file, changed while the service runs: say what to fix
+        raise AuthoringError(
+            f"the rubrics of {assignment} cannot be used, so nothing can be graded or saved: {error}. Fix "
+            f"source/{assignment}/{rubrics.FILENAME} (`grader validate {assignment}` lists the same problems)"
+        ) from None
     if cell not in loaded:
         raise NotFound(f"{assignment} has no written-answer question {cell!r} (it has: {', '.join(loaded)})")
     base = loaded[cell]

@@ -20,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader import course
-from grader.errors import MarkConflict, NotFound, RegradeAlreadyAsked, RegradeRefused, StudentError
+from grader.errors import AuthoringError, MarkConflict, NotFound, RegradeAlreadyAsked, RegradeRefused, StudentError
 from grader.service.marking import answers, marks, regrades, release
 from grader.service.records.store import Store
 from grader.service.rules import written
@@ -304,3 +304,22 @@ def test_stock_formgrader_shows_the_scores_and_comments_a_ta_saved(course_: Cour
         server.terminate()
         server.wait(30)
         log.close()
+
+
+def test_a_rubrics_file_broken_while_the_service_runs_is_one_sentence_and_changes_nothing(course_: Course) -> None:
+    file = course_.root / "source" / A / "rubrics.toml"
+    kept = file.read_text()
+    before = marks.marks(course_.store, A, CELL)
+    try:
+        file.write_text(kept.replace("[sum_gradient]", "[sum_gradient", 1))
+        with pytest.raises(AuthoringError) as raised:
+            marks.rubric(course_.store, course_.root, A, CELL)
+    finally:
+        file.write_text(kept)
+    message = str(raised.value)
+    assert message.startswith("the rubrics of ps2_autograd cannot be used, so nothing can be graded or saved: ")
+    assert "does not parse as TOML" in message and "Traceback" not in message
+    assert message.endswith(
+        "Fix source/ps2_autograd/rubrics.toml (`grader validate ps2_autograd` lists the same problems)"
+    )
+    assert marks.marks(course_.store, A, CELL) == before
