@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ...errors import Forbidden, MarkConflict, NotFound, StudentError
 from ..config import ServiceConfig
 from ..lti import outbox
-from ..marking import marks, questions, release, shares
+from ..marking import answers, marks, questions, release, shares
 from ..rules import deadlines
 from . import http, sessions
 from .mathml import answer_html
@@ -107,16 +107,8 @@ async def question_post(request: Request) -> Response:
     user = sessions.staff(request)
     form = await request.form()
     sessions.check_csrf(request, form.get("csrf"))
-    config: ServiceConfig = request.app.state.config
-    name, cell = request.path_params["name"], request.path_params["cell"]
-    index = _int(str(form.get("g", "0")), "the group")
-    store = request.app.state.store
-    share = await run_in_threadpool(_share, store, user, name, cell, form.get("all") == "1")
-    shown = await run_in_threadpool(lambda: questions.show(store, config.course_root, name, cell, index, share=share))
-    if shown is None:
-        raise NotFound(f"no answer to {cell} has been autograded yet")
-    # the group is named by its answers' fingerprint and its members by position, never by name on the page
-    group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
+    name = request.path_params["name"]
+    index, shown, group = await _posted_group(request, user, form)
     expected = {s: _int(str(form.get(f"v.{i}", "0")), "a version") for i, s in enumerate(group.students)}
     items = [str(v) for v in form.getlist("item")]
     try:
@@ -140,10 +132,29 @@ async def question_post(request: Request) -> Response:
         mine = {"items": items, "adjustment": adjustment, "comment": form.get("comment")}
         status = http.status_of(conflict)
         return await _question(request, user, index=index, conflict=conflict, mine=mine, status=status)
-    shown_names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
-    shown_names += "&all=1" if form.get("all") == "1" else ""
     following = min(index + 1, len(shown.groups) - 1)
-    return RedirectResponse(f"{request.url.path}?g={following}{shown_names}&saved={index}", status_code=303)
+    return RedirectResponse(f"{request.url.path}?g={following}{_view(form)}&saved={index}", status_code=303)
+
+
+async def _posted_group(request: Request, user: Any, form: Any) -> tuple[int, questions.Shown, answers.Group]:
+    """The group a form was filled in for (``g``, ``group``, ``size``), in the TA's view (``all``)."""
+    config: ServiceConfig = request.app.state.config
+    name, cell = request.path_params["name"], request.path_params["cell"]
+    store = request.app.state.store
+    index = _int(str(form.get("g", "0")), "the group")
+    share = await run_in_threadpool(_share, store, user, name, cell, form.get("all") == "1")
+    shown = await run_in_threadpool(lambda: questions.show(store, config.course_root, name, cell, index, share=share))
+    if shown is None:
+        raise NotFound(f"no answer to {cell} has been autograded yet")
+    # the group is named by its answers' fingerprint and its members by position, never by name on the page
+    group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
+    return index, shown, group
+
+
+def _view(form: Any) -> str:
+    """The query that keeps the TA's view after a POST: names shown or hidden, every answer or their share."""
+    view = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
+    return view + ("&all=1" if form.get("all") == "1" else "")
 
 
 def _share(store: Any, user: Any, assignment: str, cell: str, everything: bool) -> shares.Share | None:
@@ -206,25 +217,15 @@ async def split_post(request: Request) -> Response:
     user = sessions.staff(request)
     form = await request.form()
     sessions.check_csrf(request, form.get("csrf"))
-    config: ServiceConfig = request.app.state.config
     name, cell = request.path_params["name"], request.path_params["cell"]
-    store = request.app.state.store
-    index = _int(str(form.get("g", "0")), "the group")
-    share = await run_in_threadpool(_share, store, user, name, cell, form.get("all") == "1")
-    shown = await run_in_threadpool(lambda: questions.show(store, config.course_root, name, cell, index, share=share))
-    if shown is None:
-        raise NotFound(f"no answer to {cell} has been autograded yet")
-    group = shown.find(str(form.get("group", "")), _int(str(form.get("size", "0")), "the group's size"))
+    _, _, group = await _posted_group(request, user, form)
     member = _int(str(form.get("member", "")), "the answer to take out")
     if not 0 <= member < len(group.students) or len(group.students) < 2:
         raise StudentError(f"choose one of the {len(group.students)} answers of the group to take out")
-    await run_in_threadpool(questions.split, store, name, cell, group.students[member], user.id)
-    names = f"&names={form.get('names')}" if form.get("names") in ("0", "1") else ""
-    names += "&all=1" if form.get("all") == "1" else ""
+    await run_in_threadpool(questions.split, request.app.state.store, name, cell, group.students[member], user.id)
     done = f"Answer {member + 1} was taken out of the group: it is graded on its own from now on."
-    return RedirectResponse(
-        f"{request.url.path.removesuffix('/split')}?{urlencode({'group': group.same_as, 'done': done})}{names}", 303
-    )
+    query = urlencode({"group": group.same_as, "done": done}) + _view(form)
+    return RedirectResponse(f"{request.url.path.removesuffix('/split')}?{query}", 303)
 
 
 async def item_post(request: Request) -> Response:
