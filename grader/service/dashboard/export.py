@@ -13,7 +13,7 @@ from ..grading.intake import received_at_utc
 from ..records.models import Recorded, Submission
 from ..records.store import Store
 from ..rules.counting import final_score
-from ..rules.written import written
+from ..rules.written import Written, everyone, written
 
 if TYPE_CHECKING:
     from .stats import Standings
@@ -138,12 +138,14 @@ def canvas_csv(store: Store, config: ServiceConfig) -> str:
 GRADESCOPE_VISIBILITY = {"immediate": "visible", "after_deadline": "after_due_date", "score_only": "hidden"}
 
 
-def gradescope_results(store: Store, config: ServiceConfig, submission: Submission) -> dict[str, Any]:
+def gradescope_results(
+    store: Store, config: ServiceConfig, submission: Submission, marked: Written | None = None
+) -> dict[str, Any]:
     """One graded submission in Gradescope's autograder ``results.json`` format.
 
     ``score`` is the final score (after the late penalty) with the released written answers' points
-    (``rules.written``); each test cell is a test with its points, status and message, each released
-    written answer one more; visibility follows the assignment's feedback policy.
+    (``rules.written``; ``marked``: already read for this student); each test cell is a test with its points,
+    status and message, each released written answer one more; visibility follows the assignment's feedback policy.
     """
     if submission.status != "graded":
         raise NotFound(f"submission {submission.id} is {submission.status}, not graded")
@@ -155,7 +157,8 @@ def gradescope_results(store: Store, config: ServiceConfig, submission: Submissi
     if submission.reason:
         lines.append(submission.reason)
     tests = store.results(submission.id)
-    marked = written(store, submission.assignment, submission.student)
+    if marked is None:
+        marked = written(store, submission.assignment, submission.student)
     answers = [q for q in marked.questions if q.released]
     extra = [
         {
@@ -226,11 +229,12 @@ def _gradescope_zip(store: Store, config: ServiceConfig, book: Standings, assign
     import zipfile
 
     buffer = io.BytesIO()
+    marked = everyone(store, assignment, list(book.students))  # three queries, not three a student
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for student in book.students:
             chosen = book.entries[(student, assignment)].counting
             if chosen is not None:
-                body = gradescope_results(store, config, chosen)
+                body = gradescope_results(store, config, chosen, marked[student])
                 archive.writestr(f"{student}/results.json", json.dumps(body, indent=2))
     return buffer.getvalue()
 
