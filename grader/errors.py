@@ -66,6 +66,11 @@ class RateLimited(StudentError):
     """The student submitted moments ago."""
 
 
+class ExamRefused(StudentError):
+    """A timed exam refused a start or a submission (before the student started, after their end and grace, outside
+    their window): the sentence says when (``grader.service.rules.exams``)."""
+
+
 class RegradeRefused(StudentError):
     """A regrade request that cannot be made: the question is not released, or its deadline has passed."""
 

@@ -53,6 +53,9 @@ class ServiceConfig:
     # LTI grade passback (hook "lti-ags", ``lti.outbox``): the first retry while the LMS is down, doubling up to the max
     lti_retry_s: float = 30.0
     lti_retry_max_s: float = 3600.0
+    # timed exams (``rules.exams``): assignment -> {opens, closes, duration_minutes, grace_minutes, checks_allowed,
+    # scores_before_release, honour}
+    exams: dict[str, Any] = field(default_factory=dict)
     anonymous_grading: bool = True  # written answers: students' names hidden while grading (a TA may show them)
     hub_course: str = ""  # under JupyterHub: the course id of the hub groups (default: nbgrader_config.py)
     release_directory: str = "release"  # nbgrader's CourseDirectory.release_directory, not a GraderService setting
@@ -136,6 +139,9 @@ def load(
             "GraderService.lti_retry_s must be positive and at most GraderService.lti_retry_max_s "
             f"(now {config.lti_retry_s} and {config.lti_retry_max_s})"
         )
+    from .rules import exams
+
+    exams.parse(config.exams)  # an exam setting that cannot be used stops the service here
     if not isinstance(config.anonymous_grading, bool):
         raise ConfigurationError(
             f"GraderService.anonymous_grading must be True or False, not {config.anonymous_grading!r}"

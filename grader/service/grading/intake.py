@@ -24,7 +24,7 @@ from ..config import ServiceConfig
 from ..records import nbgrader_tables
 from ..records.store import Store
 from ..records.tables import now
-from ..rules import deadlines
+from ..rules import deadlines, exams
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,7 @@ def accept(
     release = mending.release_path(config.course_root, assignment, cells.notebook, config.release_directory)
     warnings = check_cells(nb, cells, release)
     received = now()
+    exams.admit(store, exams.parse(config.exams), student, assignment, received)
     deadlines.admit(store, config, student, assignment, received, confirm_late)
     folder = config.data_dir / "submissions"
     return Accepted(store.add_submission(student, assignment, data, received, config.files, folder), warnings)

@@ -283,3 +283,38 @@ question_shares = sa.Table(
     sa.Column("first_student", sa.String(128), nullable=True),
     sa.Column("last_student", sa.String(128), nullable=True),
 )
+# timed exams (``rules.exams``): accommodations (assignment "" = every exam) and each student's start and end
+accommodations = sa.Table(
+    "grader_accommodations",
+    metadata,
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("multiplier", sa.Float, nullable=False),
+    sa.Column("extra_minutes", sa.Float, nullable=False),
+    sa.Column("opens", sa.DateTime, nullable=True),
+    sa.Column("closes", sa.DateTime, nullable=True),
+    sa.Column("note", sa.Text, nullable=False),
+)
+exam_starts = sa.Table(
+    "grader_exam_starts",
+    metadata,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("started_at", sa.DateTime, nullable=False),  # the server's clock
+    sa.Column("ends_at", sa.DateTime, nullable=False),  # moved only by staff's extension
+    sa.Column("honour_at", sa.DateTime, nullable=True),
+    sa.Column("address", sa.String(64), nullable=False),
+    sa.Column("agent", sa.String(256), nullable=False),
+)
+exam_events = sa.Table(  # every start, extension and refusal, with the server's time: the student's evidence
+    "grader_exam_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("assignment", sa.String(128), nullable=False),
+    sa.Column("student", sa.String(128), nullable=False),
+    sa.Column("at", sa.DateTime, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # start | extend | refused
+    sa.Column("actor", sa.String(128), nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Index("ix_grader_exam_events_student", "assignment", "student"),
+)

@@ -24,7 +24,7 @@ from ..lti import outbox
 from ..records import finished
 from ..records.store import DATABASE_ERRORS, Store
 from ..rules import counting, regrading
-from . import auth, exchange_api, http, hub, lti, marking, me, pages, regrades, similarity, timing
+from . import auth, exams, exchange_api, http, hub, lti, marking, me, pages, regrades, similarity, timing
 
 if TYPE_CHECKING:
     from ...engine.kernels.kernel import Zygote
@@ -275,6 +275,7 @@ def create_app(config: ServiceConfig, start_workers: bool = True, zygote: Zygote
         Route("/api/admin/regrade", regrade, methods=["POST"]),
         *exchange_api.routes,
         *regrades.api_routes,
+        *exams.routes,
         *pages.routes,
         *me.routes,
         *hub.routes,

@@ -21,6 +21,7 @@ STATUS: dict[type[errors.GraderError], int] = {
     errors.LateConfirmationNeeded: 409,
     errors.TooManyAttempts: 403,
     errors.RateLimited: 429,
+    errors.ExamRefused: 403,  # timed exams (grader.service.rules.exams)
     errors.RegradeRefused: 403,  # written answers' regrade requests (grader.service.marking.regrades)
     errors.RegradeAlreadyAsked: 409,
     errors.AuthError: 401,

@@ -22,6 +22,8 @@ from ..marking import release
 from ..records import finished
 from ..records.models import Submission, User
 from ..records.store import Store
+from ..rules import exams as rules_exams
+from . import exams as exam_edge
 from . import http, progress, sessions
 from .pages import history, render
 
@@ -54,6 +56,8 @@ def _context(request: Request, user: User) -> dict[str, Any]:
     names = [a.name for a in context["assignments"]]
     config: ServiceConfig = request.app.state.config
     context["written"] = release.student_view(request.app.state.store, config.course_root, user.id, names)
+    store = request.app.state.store
+    context["exams"] = [exam_edge.status(store, exam, user.id) for exam in rules_exams.parse(config.exams).values()]
     return context
 
 
@@ -132,9 +136,23 @@ async def me_submit(request: Request) -> Response:
     return RedirectResponse(f"/me?{query}", status_code=303)
 
 
+async def me_exam_start(request: Request) -> Response:
+    """``Start exam`` on ``/me``."""
+    user = sessions.user(request)
+    form = await request.form()
+    sessions.check_csrf(request, form.get("csrf"))
+    try:
+        exam = exam_edge.exam_of(request)
+        await exam_edge.start_now(request, exam, user.id, form.get("honour") == "yes")
+    except GraderError as error:  # outside the window, no honour statement: said at the top of /me
+        return await me_page_with_error(request, user, str(error), http.status_of(error))
+    return RedirectResponse(f"/me#exam-{exam.assignment}", status_code=303)
+
+
 routes = [
     Route("/me", me, methods=["GET"], include_in_schema=False),
     Route("/me", me_submit, methods=["POST"], include_in_schema=False),
     Route("/me/status.js", me_script, methods=["GET"], include_in_schema=False),
+    Route("/me/exams/{assignment}/start", me_exam_start, methods=["POST"], include_in_schema=False),
     Route("/me/submissions/{submission_id}/status", me_status, methods=["GET"], include_in_schema=False),
 ]
