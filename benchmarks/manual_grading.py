@@ -175,7 +175,7 @@ def grade_by_keyboard(root: Path, url: str, token: str) -> dict[str, object]:
                 next(_server_ms(r) for r in seen if r.request.method == "GET" and "/written/" in r.url)
             )
             groups += 1
-            page.wait_for_load_state("domcontentloaded")
+            page.wait_for_load_state("load")  # the key script has run
         wall = time.perf_counter() - wall
         status = page.locator("#progress-text").inner_text()
         browser.close()

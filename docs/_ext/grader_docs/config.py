@@ -36,6 +36,10 @@ NOT_SETTINGS = frozenset({"course_root", "db_url", "release_directory"})
 # Descriptions of the GraderService settings whose line in grader/service/config.py carries no comment
 # (a comment there wins). Each restates what the code that reads the setting does (the module named at the end).
 SERVICE_HELP = {
+    "exams": "Timed exams (grader.service.rules.exams): assignment -> {opens, closes (UTC), duration_minutes, "
+    "grace_minutes, honour, checks_allowed, scores_before_release}; each student's end is fixed by the server's "
+    "clock at their start. A setting that cannot be used stops the service at start. See the instructors' "
+    "Timed exams page.",
     "host": "The address `grader serve` listens on; `--host` overrides it (grader.service.serve).",
     "port": "The port `grader serve` listens on; `--port` overrides it (grader.service.serve).",
     "workers": "Kernels graded at once by the embedded service (local grading threads); by default one per CPU "
